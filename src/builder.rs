@@ -1,0 +1,964 @@
+//! The structure half of the machine: open tags, recovered spans, and the *frontier* up to
+//! which output is final.
+//!
+//! The tokenizer calls [`Builder::text`] with output text and the `*_tag` methods with
+//! markup. Output positions are byte offsets into the output text. Output before the
+//! frontier `F` is final and is emitted as [`Event`]s; output in `[F, out_len)` is held.
+//!
+//! # The frontier
+//!
+//! A byte is final once no span that could still be created can cover it. `F` is the minimum
+//! of:
+//! - for each open tag, the first position its eventual span is not yet sure about
+//!   (`fixed_u`, kept as a prefix minimum over the open list, or the global `kept_end` for
+//!   forward tags whose content so far is surely covered up to its trailing trimmable run);
+//! - where some recognized tag recovers with `retro_line`: the first kept character at or
+//!   after `max(line start, out_len - max_span_bytes)` (a later postfix tag may claim it);
+//! - where some recognized tag recovers with `retro_claim`: the same from after the previous
+//!   `retro_claim` tag's last markup on the line, or that tag's span while a new tag could
+//!   still fall back to it.
+//!
+//! `F` never decreases, and every span is created at or after it, so emitted events are
+//! final. Content of an open forward tag before `F` is emitted with the tag's annotation
+//! (a *virtual* span `[p, F)`: its final span surely covers it). Inside a segment,
+//! annotations are ordered by span start, then longer span first, then the order the tags
+//! opened; so that this order is known when such content is emitted, a forward tag whose
+//! start is shared with another span or open tag (nested mode only) is never emitted early. Every quantity above is maintained incrementally: each output byte is examined a
+//! bounded number of times whatever the chunking, and held text is never rescanned.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::config::{Rules, Strategy};
+use crate::output::{Annotation, Annotations, Attrs, Close, Event, Marker, Segment};
+use crate::text::{ceil_boundary, first_kept, floor_boundary, is_trim_char, last_kept_end};
+
+/// Span a `retro_*` tag would get if closed by recovery, computed when it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rec {
+    /// The span (or no annotation).
+    Span(Option<(usize, usize)>),
+    /// `retro_claim` fallback to the final span of an open tag, clipped to start at `clip`.
+    Fallback { target: u64, clip: usize },
+}
+
+/// An annotation waiting for an open tag's final span (a `retro_claim` fallback).
+#[derive(Debug)]
+struct Dependent {
+    ann: Annotation,
+    seq: u64,
+    clip: usize,
+}
+
+#[derive(Debug)]
+struct OpenTag {
+    /// Open order; also the tie-break of annotation order.
+    id: u64,
+    tag: usize,
+    ann: Annotation,
+    p: usize,
+    strategy: Strategy,
+    rec: Rec,
+    /// First kept (non-trimmable) char at or after `p`.
+    first_kept: Option<usize>,
+    /// First newline at or after `p`, and the kept end just before it.
+    first_nl: Option<usize>,
+    kept_end_at_nl: usize,
+    /// First run of alphanumerics at or after `p` (`forward_next_token`).
+    tok_start: Option<usize>,
+    tok_end: Option<usize>,
+    dependents: Vec<Dependent>,
+    /// First output position whose coverage by this tag is still undecided (`usize::MAX`:
+    /// none, or see `dyn_kept`).
+    fixed_u: usize,
+    /// Undecided from the global `kept_end` on (a forward tag whose content so far starts
+    /// with a kept char: only its trailing trimmable run is undecided).
+    dyn_kept: bool,
+    /// `min(fixed_u)` over this tag and every older open tag.
+    prefix_min: usize,
+    /// Another span or open tag starts where this one does: its content is never emitted
+    /// before it closes (the annotation order would depend on how both end).
+    shared: bool,
+}
+
+/// The last `retro_claim` markup seen.
+#[derive(Debug, Clone, Copy)]
+struct LastClaim {
+    /// Output position right after it.
+    end: usize,
+    span: ClaimSpan,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClaimSpan {
+    /// The tag's final span is that of this open tag.
+    Open(u64),
+    Closed(Option<(usize, usize)>),
+}
+
+/// "First kept char at or after x" for non-decreasing x, scanning each held byte once.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cursor {
+    at: usize,
+    found: bool,
+}
+
+/// A finished span waiting to be emitted.
+#[derive(Debug)]
+struct PSpan {
+    start: usize,
+    end: usize,
+    seq: u64,
+    ann: Annotation,
+}
+
+impl PSpan {
+    fn key(&self) -> (usize, std::cmp::Reverse<usize>, u64) {
+        (self.start, std::cmp::Reverse(self.end), self.seq)
+    }
+}
+
+/// How a tag's final span is known when it closes.
+enum Resolution {
+    Known(Option<(usize, usize)>),
+    /// Waiting on the open tag at this index (retro_claim fallback).
+    Deferred(usize, usize),
+}
+
+#[derive(Debug)]
+pub(crate) struct Builder {
+    rules: Arc<Rules>,
+    /// `held[held_off..]` is the output in `[held_start, out_len)`.
+    held: String,
+    held_off: usize,
+    held_start: usize,
+    out_len: usize,
+    line_start: usize,
+    /// End of the last kept char of the output (0 if none).
+    kept_end: usize,
+    open: VecDeque<OpenTag>,
+    open_count: Vec<u32>,
+    next_id: u64,
+    /// Open tags with `id >= kept_from` have not seen a kept char yet.
+    kept_from: u64,
+    /// Open tags with `id >= nl_from` have not seen a newline yet.
+    nl_from: u64,
+    tok_wait: VecDeque<u64>,
+    tok_run: VecDeque<u64>,
+    n_dyn: usize,
+    last_claim: Option<LastClaim>,
+    line_cur: Cursor,
+    claim_cur: Cursor,
+    started: Vec<PSpan>,
+    pending: VecDeque<PSpan>,
+    markers: VecDeque<Marker>,
+    pub(crate) events: Vec<Event>,
+}
+
+impl Builder {
+    pub(crate) fn new(rules: Arc<Rules>) -> Self {
+        let n = rules.tags.len();
+        Builder {
+            rules,
+            held: String::new(),
+            held_off: 0,
+            held_start: 0,
+            out_len: 0,
+            line_start: 0,
+            kept_end: 0,
+            open: VecDeque::new(),
+            open_count: vec![0; n],
+            next_id: 0,
+            kept_from: 0,
+            nl_from: 0,
+            tok_wait: VecDeque::new(),
+            tok_run: VecDeque::new(),
+            n_dyn: 0,
+            last_claim: None,
+            line_cur: Cursor::default(),
+            claim_cur: Cursor::default(),
+            started: Vec::new(),
+            pending: VecDeque::new(),
+            markers: VecDeque::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Output bytes produced so far.
+    pub(crate) fn out_len(&self) -> usize {
+        self.out_len
+    }
+
+    /// Output bytes held back (not yet emitted).
+    pub(crate) fn held_len(&self) -> usize {
+        self.out_len - self.held_start
+    }
+
+    // ----------------------------------------------------------------- text
+
+    /// Appends output text.
+    pub(crate) fn text(&mut self, mut s: &str) {
+        while !s.is_empty() {
+            if let Some(front) = self.open.front() {
+                // Invariant: out_len < front.p + max_span for every open tag.
+                let limit = front.p.saturating_add(self.rules.max_span_bytes);
+                let room = limit - self.out_len;
+                if s.len() >= room {
+                    let cut = floor_boundary(s, room);
+                    if cut > 0 {
+                        self.push_piece(&s[..cut]);
+                        s = &s[cut..];
+                    }
+                    let next_w = s.chars().next().map_or(0, char::len_utf8);
+                    self.close_at_limit(next_w);
+                    continue;
+                }
+            }
+            self.push_piece(s);
+            break;
+        }
+    }
+
+    fn is_kept(&self, c: char) -> bool {
+        !self.rules.trim || !is_trim_char(c)
+    }
+
+    fn first_kept_in(&self, s: &str) -> Option<usize> {
+        if self.rules.trim {
+            first_kept(s)
+        } else if s.is_empty() {
+            None
+        } else {
+            Some(0)
+        }
+    }
+
+    fn last_kept_end_in(&self, s: &str) -> Option<usize> {
+        if self.rules.trim {
+            last_kept_end(s)
+        } else if s.is_empty() {
+            None
+        } else {
+            Some(s.len())
+        }
+    }
+
+    fn push_piece(&mut self, s: &str) {
+        let start = self.out_len;
+        self.held.push_str(s);
+        self.out_len += s.len();
+        if let Some(back) = self.open.back() {
+            let (back_p, back_id) = (back.p, back.id);
+            if back_p == start {
+                if let Some(first) = s.chars().next() {
+                    self.classify_fresh(first, start);
+                }
+            }
+            if back_id >= self.kept_from {
+                if let Some(k) = self.first_kept_in(s) {
+                    let from = self.kept_from;
+                    for t in self.open.iter_mut().rev() {
+                        if t.id < from {
+                            break;
+                        }
+                        t.first_kept = Some(start + k);
+                    }
+                    self.kept_from = self.next_id;
+                }
+            }
+            if !self.tok_wait.is_empty() || !self.tok_run.is_empty() {
+                self.scan_tokens(s, start);
+            }
+        }
+        if let Some(last) = memchr::memrchr(b'\n', s.as_bytes()) {
+            if self.open.back().is_some_and(|b| b.id >= self.nl_from) {
+                let first = memchr::memchr(b'\n', s.as_bytes()).unwrap_or(last);
+                let ke = self
+                    .last_kept_end_in(&s[..first])
+                    .map_or(self.kept_end, |e| start + e);
+                self.first_newline(start + first, ke);
+            }
+            self.line_start = start + last + 1;
+        }
+        if let Some(e) = self.last_kept_end_in(s) {
+            self.kept_end = start + e;
+        }
+    }
+
+    /// First content char `first` of the tags opened at `start`.
+    fn classify_fresh(&mut self, first: char, start: usize) {
+        let kept = self.is_kept(first);
+        let trim = self.rules.trim;
+        let mut changed = None;
+        let mut n_dyn = self.n_dyn;
+        for (i, t) in self.open.iter_mut().enumerate().rev() {
+            if t.p != start {
+                break;
+            }
+            changed = Some(i);
+            if t.shared {
+                continue;
+            }
+            match t.strategy {
+                Strategy::ForwardUntilTag | Strategy::ForwardUntilNewline if trim => {
+                    if kept {
+                        t.fixed_u = usize::MAX;
+                        t.dyn_kept = true;
+                        n_dyn += 1;
+                    }
+                }
+                Strategy::ForwardUntilNewline => {
+                    // No trimming: sure up to the first newline, unless it comes first.
+                    if first != '\n' {
+                        t.fixed_u = usize::MAX;
+                    }
+                }
+                Strategy::ForwardNextToken => {
+                    if first.is_alphanumeric() {
+                        t.fixed_u = usize::MAX;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.n_dyn = n_dyn;
+        if let Some(i) = changed {
+            self.recompute_prefix(i);
+        }
+    }
+
+    /// The first newline at or after the `p` of every tag opened since the last one.
+    fn first_newline(&mut self, nl: usize, kept_end: usize) {
+        let from = self.nl_from;
+        let mut changed = None;
+        let mut n_dyn = self.n_dyn;
+        for (i, t) in self.open.iter_mut().enumerate().rev() {
+            if t.id < from {
+                break;
+            }
+            t.first_nl = Some(nl);
+            t.kept_end_at_nl = kept_end;
+            if t.strategy == Strategy::ForwardUntilNewline {
+                if t.dyn_kept {
+                    t.dyn_kept = false;
+                    n_dyn -= 1;
+                    t.fixed_u = kept_end;
+                } else if t.fixed_u == usize::MAX {
+                    t.fixed_u = nl;
+                }
+            }
+            changed = Some(i);
+        }
+        self.n_dyn = n_dyn;
+        self.nl_from = self.next_id;
+        if let Some(i) = changed {
+            self.recompute_prefix(i);
+        }
+    }
+
+    /// Tracks the first alphanumeric run after `forward_next_token` tags.
+    fn scan_tokens(&mut self, s: &str, start: usize) {
+        for (i, c) in s.char_indices() {
+            let pos = start + i;
+            if c.is_alphanumeric() {
+                while let Some(id) = self.tok_wait.pop_front() {
+                    if let Some(k) = self.index_of(id) {
+                        self.open[k].tok_start = Some(pos);
+                        self.tok_run.push_back(id);
+                    }
+                }
+            } else if !self.tok_run.is_empty() {
+                let mut lowest = usize::MAX;
+                while let Some(id) = self.tok_run.pop_front() {
+                    if let Some(k) = self.index_of(id) {
+                        let t = &mut self.open[k];
+                        t.tok_end = Some(pos);
+                        if t.fixed_u == usize::MAX {
+                            t.fixed_u = pos;
+                            lowest = lowest.min(k);
+                        }
+                    }
+                }
+                if lowest != usize::MAX {
+                    self.recompute_prefix(lowest);
+                }
+            }
+            if self.tok_wait.is_empty() && self.tok_run.is_empty() {
+                break;
+            }
+        }
+    }
+
+    fn index_of(&self, id: u64) -> Option<usize> {
+        self.open.binary_search_by_key(&id, |t| t.id).ok()
+    }
+
+    fn recompute_prefix(&mut self, from: usize) {
+        let mut m = if from == 0 {
+            usize::MAX
+        } else {
+            self.open[from - 1].prefix_min
+        };
+        for t in self.open.iter_mut().skip(from) {
+            m = m.min(t.fixed_u);
+            t.prefix_min = m;
+        }
+    }
+
+    // ----------------------------------------------------------------- cursors
+
+    /// `clip(p)`: the earliest position a retro span of a tag at `p` may start.
+    fn clip(&self, p: usize) -> usize {
+        let c = p.saturating_sub(self.rules.max_span_bytes);
+        if c <= self.held_start {
+            return self.held_start;
+        }
+        let held = &self.held[self.held_off..];
+        self.held_start + ceil_boundary(held, c - self.held_start)
+    }
+
+    fn cursor_query(&mut self, claim: bool, x: usize) -> usize {
+        let mut cur = if claim { self.claim_cur } else { self.line_cur };
+        if x > cur.at {
+            cur = Cursor {
+                at: x,
+                found: false,
+            };
+        }
+        let result = if cur.found && cur.at < self.out_len {
+            cur.at
+        } else {
+            let from = cur.at.max(self.held_start);
+            let held = &self.held[self.held_off + (from - self.held_start)..];
+            match self.first_kept_in(held) {
+                Some(k) => {
+                    cur = Cursor {
+                        at: from + k,
+                        found: true,
+                    };
+                }
+                None => {
+                    cur = Cursor {
+                        at: self.out_len,
+                        found: false,
+                    };
+                }
+            }
+            cur.at
+        };
+        if claim {
+            self.claim_cur = cur;
+        } else {
+            self.line_cur = cur;
+        }
+        result
+    }
+
+    /// Where a `retro_claim` span of a tag at `p` starts, before trimming.
+    fn claim_anchor(&self, p: usize) -> usize {
+        let mut s = self.line_start.max(self.clip(p));
+        if let Some(lc) = self.last_claim {
+            s = s.max(lc.end);
+        }
+        s
+    }
+
+    // ----------------------------------------------------------------- tags
+
+    /// A recognized start tag.
+    pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
+        self.autoclose(tag, src);
+        self.open_tag(tag, attrs, src);
+    }
+
+    /// A recognized self-closing tag: a marker.
+    pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
+        self.autoclose(tag, src);
+        let name = self.rules.tags[tag].name.clone();
+        self.markers.push_back(Marker {
+            pos: self.out_len,
+            annotation: Annotation::closed(name, attrs, src, Close::SelfClosing),
+        });
+    }
+
+    /// A recognized end tag. Returns `false` if it was stray (the caller applies the
+    /// stray policy).
+    pub(crate) fn end_tag(&mut self, tag: usize, src: usize) -> bool {
+        if self.open_count[tag] == 0 {
+            return false;
+        }
+        let Some(i) = self.open.iter().rposition(|t| t.tag == tag) else {
+            return false;
+        };
+        let c = self.out_len;
+        self.close_newer_than(i, c, Close::AutoClosed { offset: src });
+        if let Some(t) = self.pop_back() {
+            self.close_tag(t, c, Close::EndTag { offset: src });
+        }
+        true
+    }
+
+    /// Steps 1–2 of SPEC §3 for a recognized start or self-closing tag.
+    fn autoclose(&mut self, tag: usize, src: usize) {
+        let c = self.out_len;
+        if self.rules.autoclose_on_same_tag && self.open_count[tag] > 0 {
+            if let Some(i) = self.open.iter().rposition(|t| t.tag == tag) {
+                self.close_newer_than(i, c, Close::AutoClosed { offset: src });
+                if let Some(t) = self.pop_back() {
+                    self.close_tag(t, c, Close::Reopened { offset: src });
+                }
+            }
+        }
+        if self.rules.autoclose_on_any_tag {
+            self.close_newer_than_len(0, c, Close::AutoClosed { offset: src });
+        }
+    }
+
+    fn close_newer_than(&mut self, i: usize, c: usize, close: Close) {
+        self.close_newer_than_len(i + 1, c, close);
+    }
+
+    /// Closes by recovery, newest first, until `len` tags remain.
+    fn close_newer_than_len(&mut self, len: usize, c: usize, close: Close) {
+        while self.open.len() > len {
+            if let Some(t) = self.pop_back() {
+                self.close_tag(t, c, close);
+            }
+        }
+    }
+
+    fn open_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
+        let p = self.out_len;
+        let strategy = self.rules.tags[tag].strategy;
+        let trim = self.rules.trim;
+        let rec = match strategy {
+            Strategy::RetroLine => {
+                let s = self.line_start.max(self.clip(p));
+                let a = self.cursor_query(false, s);
+                Rec::Span((a < p).then_some((a, self.kept_end)))
+            }
+            Strategy::RetroClaim => {
+                let s = self.claim_anchor(p);
+                let a = self.cursor_query(true, s);
+                if a < p {
+                    Rec::Span(Some((a, self.kept_end)))
+                } else {
+                    match self.last_claim {
+                        Some(lc) if lc.end >= self.line_start => match lc.span {
+                            ClaimSpan::Closed(Some((a, b))) => {
+                                let a = a.max(self.clip(p));
+                                Rec::Span((a < b).then_some((a, b)))
+                            }
+                            ClaimSpan::Closed(None) => Rec::Span(None),
+                            ClaimSpan::Open(target) => Rec::Fallback {
+                                target,
+                                clip: self.clip(p),
+                            },
+                        },
+                        _ => Rec::Span(None),
+                    }
+                }
+            }
+            _ => Rec::Span(None),
+        };
+        let fixed_u = match (strategy, rec) {
+            (_, Rec::Span(Some((a, _)))) => a,
+            (Strategy::ForwardUntilTag, _) if !trim => usize::MAX,
+            _ => p,
+        };
+        // Ties of span start make the annotation order depend on how spans end: mark them.
+        let mut shared = false;
+        for k in (0..self.open.len()).rev() {
+            if self.open[k].p != p {
+                break;
+            }
+            self.mark_shared(k);
+            shared = true;
+        }
+        if let Rec::Span(Some((a, _))) = rec {
+            self.mark_shared_at(a);
+        }
+        let fixed_u = if shared && fixed_u == usize::MAX { p } else { fixed_u };
+        let id = self.next_id;
+        self.next_id += 1;
+        let prefix_min = self
+            .open
+            .back()
+            .map_or(fixed_u, |b| b.prefix_min.min(fixed_u));
+        if strategy == Strategy::ForwardNextToken {
+            self.tok_wait.push_back(id);
+        }
+        if strategy == Strategy::RetroClaim {
+            self.last_claim = Some(LastClaim {
+                end: p,
+                span: ClaimSpan::Open(id),
+            });
+        }
+        self.open_count[tag] += 1;
+        let name = self.rules.tags[tag].name.clone();
+        self.open.push_back(OpenTag {
+            id,
+            tag,
+            ann: Annotation::open(name, attrs, src),
+            p,
+            strategy,
+            rec,
+            first_kept: None,
+            first_nl: None,
+            kept_end_at_nl: 0,
+            tok_start: None,
+            tok_end: None,
+            dependents: Vec::new(),
+            fixed_u,
+            dyn_kept: false,
+            prefix_min,
+            shared,
+        });
+    }
+
+    /// Marks the open tag at index `k` as sharing its start (see [`OpenTag::shared`]).
+    fn mark_shared(&mut self, k: usize) {
+        let t = &mut self.open[k];
+        if t.shared {
+            return;
+        }
+        t.shared = true;
+        if t.dyn_kept {
+            t.dyn_kept = false;
+            self.n_dyn -= 1;
+        }
+        if t.fixed_u > t.p {
+            t.fixed_u = t.p;
+            self.recompute_prefix(k);
+        }
+    }
+
+    /// Marks every open tag that starts at `pos`.
+    fn mark_shared_at(&mut self, pos: usize) {
+        let from = self.open.partition_point(|t| t.p < pos);
+        let to = self.open.partition_point(|t| t.p <= pos);
+        for k in from..to {
+            self.mark_shared(k);
+        }
+    }
+
+    fn forget(&mut self, t: &OpenTag) {
+        self.open_count[t.tag] -= 1;
+        if t.dyn_kept {
+            self.n_dyn -= 1;
+        }
+        if self.tok_wait.back() == Some(&t.id) {
+            self.tok_wait.pop_back();
+        }
+        if self.tok_run.back() == Some(&t.id) {
+            self.tok_run.pop_back();
+        }
+        if self.tok_wait.front() == Some(&t.id) {
+            self.tok_wait.pop_front();
+        }
+        if self.tok_run.front() == Some(&t.id) {
+            self.tok_run.pop_front();
+        }
+    }
+
+    fn pop_back(&mut self) -> Option<OpenTag> {
+        let t = self.open.pop_back()?;
+        self.forget(&t);
+        Some(t)
+    }
+
+    /// Closes, by recovery, the oldest tags whose content has reached `max_span_bytes`
+    /// (or would pass it with the next char, `next_w` bytes wide).
+    fn close_at_limit(&mut self, next_w: usize) {
+        let c = self.out_len;
+        let max = self.rules.max_span_bytes;
+        let mut closed_any = false;
+        while let Some(front) = self.open.front() {
+            let limit = front.p.saturating_add(max);
+            if !(limit <= c || (next_w > 0 && limit < c + next_w)) {
+                break;
+            }
+            let Some(t) = self.open.pop_front() else {
+                break;
+            };
+            self.forget(&t);
+            let id = t.id;
+            let res = self.close_tag(t, c, Close::SpanLimit);
+            let new_target = match res {
+                Resolution::Deferred(k2, _) => self.open.get(k2).map(|t| t.id),
+                Resolution::Known(_) => None,
+            };
+            // Tags that would fall back to its span now know it.
+            for k in 0..self.open.len() {
+                if let Rec::Fallback { target, clip } = self.open[k].rec {
+                    if target == id {
+                        self.open[k].rec = match res {
+                            Resolution::Known(s) => Rec::Span(clip_span(s, clip)),
+                            Resolution::Deferred(_, c2) => Rec::Fallback {
+                                target: new_target.unwrap_or(target),
+                                clip: clip.max(c2),
+                            },
+                        };
+                        if let Rec::Span(Some((a, _))) = self.open[k].rec {
+                            self.open[k].fixed_u = self.open[k].fixed_u.min(a);
+                        }
+                    }
+                }
+            }
+            closed_any = true;
+        }
+        if closed_any {
+            self.recompute_prefix(0);
+        }
+    }
+
+    /// The span recovery gives `t` closed at `c` (not for fallbacks).
+    fn recovery_span(&self, t: &OpenTag, c: usize) -> Option<(usize, usize)> {
+        let trim = self.rules.trim;
+        match t.strategy {
+            Strategy::RetroLine | Strategy::RetroClaim => match t.rec {
+                Rec::Span(s) => s,
+                Rec::Fallback { .. } => None,
+            },
+            Strategy::ForwardUntilTag => {
+                if trim {
+                    t.first_kept
+                        .filter(|&k| k < c)
+                        .map(|k| (k, self.kept_end))
+                } else {
+                    (t.p < c).then_some((t.p, c))
+                }
+            }
+            Strategy::ForwardUntilNewline => {
+                let bound = t.first_nl.map_or(c, |n| n.min(c));
+                if trim {
+                    let end = if t.first_nl.is_some() {
+                        t.kept_end_at_nl
+                    } else {
+                        self.kept_end
+                    };
+                    t.first_kept
+                        .filter(|&k| k < bound)
+                        .map(|k| (k, end))
+                } else {
+                    (t.p < bound).then_some((t.p, bound))
+                }
+            }
+            Strategy::ForwardNextToken => t
+                .tok_start
+                .filter(|&s| s < c)
+                .map(|s| (s, t.tok_end.map_or(c, |e| e.min(c)))),
+            Strategy::Noop => None,
+        }
+    }
+
+    /// Closes a tag already removed from the open list.
+    fn close_tag(&mut self, t: OpenTag, c: usize, close: Close) -> Resolution {
+        let explicit = matches!(close, Close::EndTag { .. } | Close::Reopened { .. });
+        t.ann.set_close(close, (!explicit).then_some(t.strategy));
+        let res = if explicit {
+            Resolution::Known((t.p < c).then_some((t.p, c)))
+        } else if let Rec::Fallback { target, clip } = t.rec {
+            match self.index_of(target) {
+                Some(k) => Resolution::Deferred(k, clip),
+                None => Resolution::Known(None),
+            }
+        } else {
+            Resolution::Known(self.recovery_span(&t, c))
+        };
+        match res {
+            Resolution::Known(s) => {
+                self.add_span(s, t.ann, t.id);
+                for d in t.dependents {
+                    self.add_span(clip_span(s, d.clip), d.ann, d.seq);
+                }
+            }
+            Resolution::Deferred(k, clip) => {
+                let deps = &mut self.open[k].dependents;
+                deps.push(Dependent {
+                    ann: t.ann,
+                    seq: t.id,
+                    clip,
+                });
+                for d in t.dependents {
+                    deps.push(Dependent {
+                        clip: d.clip.max(clip),
+                        ..d
+                    });
+                }
+            }
+        }
+        if let Some(lc) = &mut self.last_claim {
+            if lc.span == ClaimSpan::Open(t.id) {
+                lc.span = match res {
+                    Resolution::Known(s) => ClaimSpan::Closed(s),
+                    Resolution::Deferred(k, _) => ClaimSpan::Open(self.open[k].id),
+                };
+            }
+        }
+        if explicit && t.strategy == Strategy::RetroClaim {
+            let span = match res {
+                Resolution::Known(s) => s,
+                Resolution::Deferred(..) => None,
+            };
+            self.last_claim = Some(LastClaim {
+                end: c,
+                span: ClaimSpan::Closed(span),
+            });
+        }
+        res
+    }
+
+    fn add_span(&mut self, s: Option<(usize, usize)>, ann: Annotation, seq: u64) {
+        let Some((start, end)) = s else { return };
+        if start >= end {
+            return;
+        }
+        self.mark_shared_at(start);
+        let span = PSpan {
+            start,
+            end,
+            seq,
+            ann,
+        };
+        if start < self.held_start {
+            // The final span of a forward tag whose content was emitted while it was open
+            // (it covers exactly what was emitted with its annotation).
+            self.started.push(span);
+            return;
+        }
+        let at = self.pending.partition_point(|p| p.start <= start);
+        self.pending.insert(at, span);
+    }
+
+    // ----------------------------------------------------------------- emission
+
+    /// The frontier: output before it is final.
+    fn frontier(&mut self) -> usize {
+        let mut f = self.out_len;
+        if let Some(b) = self.open.back() {
+            f = f.min(b.prefix_min);
+        }
+        if self.n_dyn > 0 {
+            f = f.min(self.kept_end);
+        }
+        if self.rules.uses_retro_line {
+            let s = self.line_start.max(self.clip(self.out_len));
+            f = f.min(self.cursor_query(false, s));
+        }
+        if self.rules.uses_retro_claim {
+            let s = self.claim_anchor(self.out_len);
+            let q = self.cursor_query(true, s);
+            let r = if q < self.out_len {
+                q
+            } else {
+                match self.last_claim {
+                    Some(LastClaim {
+                        end,
+                        span: ClaimSpan::Closed(Some((a, _))),
+                    }) if end >= self.line_start => a.max(self.clip(self.out_len)),
+                    _ => self.out_len,
+                }
+            };
+            f = f.min(r);
+        }
+        f.max(self.held_start)
+    }
+
+    /// Emits everything that is final.
+    pub(crate) fn flush(&mut self) {
+        let f = self.frontier();
+        self.emit_to(f);
+    }
+
+    /// End of input: closes every open tag by recovery and emits everything.
+    pub(crate) fn finish(&mut self) {
+        let c = self.out_len;
+        self.close_newer_than_len(0, c, Close::EndOfInput);
+        self.emit_to(self.out_len);
+    }
+
+    fn emit_to(&mut self, f: usize) {
+        let a = self.held_start;
+        if f <= a && self.markers.front().is_none_or(|m| m.pos > f) {
+            return;
+        }
+        // Spans that cover part of [a, f): those already started, then pending ones
+        // starting before f (pending is sorted by start).
+        let mut active: Vec<PSpan> = std::mem::take(&mut self.started);
+        while self.pending.front().is_some_and(|p| p.start < f) {
+            if let Some(p) = self.pending.pop_front() {
+                active.push(p);
+            }
+        }
+        // Open tags starting before f: their final span surely covers [p, f).
+        for t in self.open.iter() {
+            if t.p >= f {
+                break;
+            }
+            active.push(PSpan {
+                start: t.p,
+                end: f,
+                seq: t.id,
+                ann: t.ann.clone(),
+            });
+        }
+        active.sort_by_key(|s| s.start);
+        let mut cur: Vec<usize> = Vec::new();
+        let mut next = 0; // index into `active` of the next span to start
+        let mut pos = a;
+        loop {
+            while next < active.len() && active[next].start <= pos {
+                let key = active[next].key();
+                let at = cur.partition_point(|&k| active[k].key() < key);
+                cur.insert(at, next);
+                next += 1;
+            }
+            while self.markers.front().is_some_and(|m| m.pos <= pos) {
+                if let Some(m) = self.markers.pop_front() {
+                    self.events.push(Event::Marker(m));
+                }
+            }
+            if pos >= f {
+                break;
+            }
+            let mut end = f;
+            if next < active.len() {
+                end = end.min(active[next].start);
+            }
+            for &k in &cur {
+                end = end.min(active[k].end);
+            }
+            if let Some(m) = self.markers.front() {
+                end = end.min(m.pos);
+            }
+            let lo = self.held_off + (pos - self.held_start);
+            let hi = self.held_off + (end - self.held_start);
+            let annotations: Annotations = cur.iter().map(|&k| active[k].ann.clone()).collect();
+            self.events.push(Event::Text(Segment {
+                text: self.held[lo..hi].to_string(),
+                start: pos,
+                annotations,
+            }));
+            pos = end;
+            cur.retain(|&k| active[k].end > pos);
+        }
+        // Virtual spans end at f: only real spans reaching past f stay.
+        self.started = active.into_iter().filter(|s| s.end > f).collect();
+        // Drop the emitted text.
+        let f = f.max(a);
+        self.held_off += f - self.held_start;
+        self.held_start = f;
+        if self.held_off > 4096 && self.held_off * 2 > self.held.len() {
+            self.held.drain(..self.held_off);
+            self.held_off = 0;
+        }
+    }
+}
+
+fn clip_span(s: Option<(usize, usize)>, clip: usize) -> Option<(usize, usize)> {
+    s.and_then(|(a, b)| {
+        let a = a.max(clip);
+        (a < b).then_some((a, b))
+    })
+}

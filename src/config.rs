@@ -1,0 +1,595 @@
+//! Configuration: which tags are recognized and how each one recovers, plus the knobs of
+//! SPEC §3–§4, §6 and E1.
+//!
+//! A [`Config`] is valid by construction: every setter that could make it invalid returns a
+//! [`ConfigError`] naming the field, so [`parse`](crate::parse) and
+//! [`StreamParser::new`](crate::StreamParser::new) cannot fail on it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::error::ConfigError;
+
+/// How a tag closed by recovery (not by its own end tag) chooses the text it annotates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// `[line start, tag)`, trimmed: the whole line before the tag (postfix tags). Text
+    /// annotated earlier on the same line is annotated again.
+    RetroLine,
+    /// Like `RetroLine`, but starting after the previous `retro_claim` tag's last markup on
+    /// the same line, so consecutive postfix citations each claim their own sentence; a tag
+    /// with nothing left to claim shares the previous tag's span.
+    RetroClaim,
+    /// `[tag, close)`, trimmed: everything up to where the tag was closed.
+    ForwardUntilTag,
+    /// Like `ForwardUntilTag` but stopping at the first newline.
+    ForwardUntilNewline,
+    /// The first run of Unicode alphanumerics after the tag.
+    ForwardNextToken,
+    /// Nothing.
+    Noop,
+}
+
+impl Strategy {
+    /// Every strategy, in documentation order.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::RetroLine,
+        Strategy::RetroClaim,
+        Strategy::ForwardUntilTag,
+        Strategy::ForwardUntilNewline,
+        Strategy::ForwardNextToken,
+        Strategy::Noop,
+    ];
+
+    /// The configuration name (`retro_line`, `retro_claim`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::RetroLine => "retro_line",
+            Strategy::RetroClaim => "retro_claim",
+            Strategy::ForwardUntilTag => "forward_until_tag",
+            Strategy::ForwardUntilNewline => "forward_until_newline",
+            Strategy::ForwardNextToken => "forward_next_token",
+            Strategy::Noop => "noop",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Strategy::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown strategy `{s}` (expected one of retro_line, retro_claim, \
+                     forward_until_tag, forward_until_newline, forward_next_token, noop)"
+                )
+            })
+    }
+}
+
+/// What happens to tags whose name is not recognized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnknownMode {
+    /// Remove the markup, keep the text around it.
+    Strip,
+    /// Keep the markup verbatim as text.
+    Passthrough,
+    /// Keep the markup verbatim as text (same output as `Passthrough`; kept for kindaxml
+    /// compatibility).
+    TreatAsText,
+}
+
+impl UnknownMode {
+    /// The configuration name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnknownMode::Strip => "strip",
+            UnknownMode::Passthrough => "passthrough",
+            UnknownMode::TreatAsText => "treat_as_text",
+        }
+    }
+}
+
+impl FromStr for UnknownMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "strip" => Ok(UnknownMode::Strip),
+            "passthrough" => Ok(UnknownMode::Passthrough),
+            "treat_as_text" => Ok(UnknownMode::TreatAsText),
+            _ => Err(format!(
+                "unknown mode `{s}` (expected strip, passthrough or treat_as_text)"
+            )),
+        }
+    }
+}
+
+/// What happens to an end tag of a recognized name with no open tag to close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StrayEndTagPolicy {
+    /// Remove it.
+    Drop,
+    /// Keep it verbatim as text.
+    Passthrough,
+}
+
+impl StrayEndTagPolicy {
+    /// The configuration name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrayEndTagPolicy::Drop => "drop",
+            StrayEndTagPolicy::Passthrough => "passthrough",
+        }
+    }
+}
+
+impl FromStr for StrayEndTagPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "drop" => Ok(StrayEndTagPolicy::Drop),
+            "passthrough" => Ok(StrayEndTagPolicy::Passthrough),
+            _ => Err(format!(
+                "unknown policy `{s}` (expected drop or passthrough)"
+            )),
+        }
+    }
+}
+
+/// Which value an attribute given more than once keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DuplicateAttrs {
+    /// The last occurrence wins (kindaxml).
+    Last,
+    /// The first occurrence wins.
+    First,
+    /// Keep every occurrence (JSON shows an array of the values in source order).
+    All,
+}
+
+impl DuplicateAttrs {
+    /// The configuration name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DuplicateAttrs::Last => "last",
+            DuplicateAttrs::First => "first",
+            DuplicateAttrs::All => "all",
+        }
+    }
+}
+
+impl FromStr for DuplicateAttrs {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "last" => Ok(DuplicateAttrs::Last),
+            "first" => Ok(DuplicateAttrs::First),
+            "all" => Ok(DuplicateAttrs::All),
+            _ => Err(format!(
+                "unknown policy `{s}` (expected last, first or all)"
+            )),
+        }
+    }
+}
+
+/// Whether `name` is a tag Name: `[A-Za-z][A-Za-z0-9_\-:.]*`.
+pub fn is_valid_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty() && b[0].is_ascii_alphabetic() && b[1..].iter().all(|&c| is_name_char(c))
+}
+
+#[inline]
+pub(crate) fn is_name_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b':' | b'.')
+}
+
+/// Parser configuration.
+///
+/// Start from [`Config::default()`] (this crate's preset: no silent text loss, postfix
+/// citations that claim one sentence each, entities decoded) or [`Config::kindaxml_compat()`]
+/// (exactly the defaults of the `kindaxml` 0.1.0 crate), then adjust:
+///
+/// ```
+/// use kindaxml_stream::{Config, Strategy};
+/// let config = Config::default()
+///     .with_tags(["cite", "note"])?
+///     .with_recovery("note", Strategy::ForwardUntilTag)?;
+/// assert_eq!(config.strategy_for("note"), Some(Strategy::ForwardUntilTag));
+/// assert_eq!(config.strategy_for("cite"), Some(Strategy::RetroClaim));
+/// # Ok::<(), kindaxml_stream::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub(crate) recognized_tags: Vec<Arc<str>>,
+    pub(crate) per_tag_recovery: Vec<(Arc<str>, Strategy)>,
+    pub(crate) default_recovery: Strategy,
+    pub(crate) unknown_mode: UnknownMode,
+    pub(crate) autoclose_on_any_tag: bool,
+    pub(crate) autoclose_on_same_tag: bool,
+    pub(crate) trim_punctuation: bool,
+    pub(crate) case_sensitive_tags: bool,
+    pub(crate) stray_end_tag_policy: StrayEndTagPolicy,
+    pub(crate) decode_entities: bool,
+    pub(crate) duplicate_attrs: DuplicateAttrs,
+    pub(crate) max_tag_bytes: usize,
+    pub(crate) max_span_bytes: usize,
+}
+
+/// Default of [`Config::max_tag_bytes`]: 8 KiB.
+pub const DEFAULT_MAX_TAG_BYTES: usize = 8192;
+/// Default of [`Config::max_span_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_SPAN_BYTES: usize = 1 << 20;
+
+impl Default for Config {
+    /// This crate's preset (SPEC §9): kindaxml's defaults, except unknown tags pass through
+    /// as text, a same-name reopen is an auto-close (recovered, not explicit), the default
+    /// strategy is `retro_claim`, and entities are decoded. No tags are recognized yet.
+    fn default() -> Self {
+        Config {
+            recognized_tags: Vec::new(),
+            per_tag_recovery: Vec::new(),
+            default_recovery: Strategy::RetroClaim,
+            unknown_mode: UnknownMode::Passthrough,
+            autoclose_on_any_tag: true,
+            autoclose_on_same_tag: false,
+            trim_punctuation: true,
+            case_sensitive_tags: true,
+            stray_end_tag_policy: StrayEndTagPolicy::Drop,
+            decode_entities: true,
+            duplicate_attrs: DuplicateAttrs::Last,
+            max_tag_bytes: DEFAULT_MAX_TAG_BYTES,
+            max_span_bytes: DEFAULT_MAX_SPAN_BYTES,
+        }
+    }
+}
+
+impl Config {
+    /// Exactly the defaults of `kindaxml` 0.1.0: unknown tags stripped, same-name reopen
+    /// closes explicitly, `retro_line` by default, no entity decoding. No tags recognized yet.
+    pub fn kindaxml_compat() -> Self {
+        Config {
+            unknown_mode: UnknownMode::Strip,
+            autoclose_on_same_tag: true,
+            default_recovery: Strategy::RetroLine,
+            decode_entities: false,
+            ..Config::default()
+        }
+    }
+
+    /// Replaces the recognized tags. Names are checked; exact repeats are ignored.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidTagName`] for a name that is not a Name;
+    /// [`ConfigError::Conflict`] for two names equal up to ASCII case while matching is
+    /// case-insensitive.
+    pub fn with_tags<I, S>(mut self, tags: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut list: Vec<Arc<str>> = Vec::new();
+        for t in tags {
+            let t = t.as_ref();
+            if !is_valid_name(t) {
+                return Err(ConfigError::InvalidTagName {
+                    field: "recognized_tags".into(),
+                    name: t.into(),
+                });
+            }
+            if !list.iter().any(|x| &**x == t) {
+                list.push(t.into());
+            }
+        }
+        self.recognized_tags = list;
+        self.check_case_conflicts()?;
+        Ok(self)
+    }
+
+    /// Adds recognized tags to the ones already configured.
+    ///
+    /// # Errors
+    /// As [`with_tags`](Config::with_tags).
+    pub fn add_tags<I, S>(self, tags: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut all: Vec<String> = self.recognized_tags.iter().map(|t| t.to_string()).collect();
+        all.extend(tags.into_iter().map(|t| t.as_ref().to_string()));
+        self.with_tags(all)
+    }
+
+    /// Sets the recovery strategy of one tag (matched like tag names: case-insensitively
+    /// when `case_sensitive_tags` is false). A strategy for a tag that is not recognized is
+    /// kept but has no effect.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidTagName`] if `tag` is not a Name.
+    pub fn with_recovery(mut self, tag: &str, strategy: Strategy) -> Result<Self, ConfigError> {
+        if !is_valid_name(tag) {
+            return Err(ConfigError::InvalidTagName {
+                field: "per_tag_recovery".into(),
+                name: tag.into(),
+            });
+        }
+        self.per_tag_recovery.retain(|(t, _)| &**t != tag);
+        self.per_tag_recovery.push((tag.into(), strategy));
+        Ok(self)
+    }
+
+    /// Sets the strategy of recognized tags that have no per-tag strategy.
+    /// Default: `retro_claim` (`retro_line` in the compat preset).
+    pub fn with_default_recovery(mut self, strategy: Strategy) -> Self {
+        self.default_recovery = strategy;
+        self
+    }
+
+    /// What unknown tags become. Default: `passthrough` (`strip` in the compat preset).
+    pub fn with_unknown_mode(mut self, mode: UnknownMode) -> Self {
+        self.unknown_mode = mode;
+        self
+    }
+
+    /// Whether a recognized start or self-closing tag closes every open tag by recovery.
+    /// Default: `true` (`false` gives nested mode).
+    pub fn with_autoclose_on_any_tag(mut self, on: bool) -> Self {
+        self.autoclose_on_any_tag = on;
+        self
+    }
+
+    /// Whether a recognized start tag explicitly closes an open tag of the same name.
+    /// Default: `false` (`true` in the compat preset).
+    pub fn with_autoclose_on_same_tag(mut self, on: bool) -> Self {
+        self.autoclose_on_same_tag = on;
+        self
+    }
+
+    /// Whether recovered spans lose leading and trailing whitespace and `, . ; : ! ? ( )`.
+    /// Default: `true`.
+    pub fn with_trim_punctuation(mut self, on: bool) -> Self {
+        self.trim_punctuation = on;
+        self
+    }
+
+    /// Whether tag names match case-sensitively. Default: `true`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Conflict`] when turning it off while two recognized names differ only
+    /// in case.
+    pub fn with_case_sensitive_tags(mut self, on: bool) -> Result<Self, ConfigError> {
+        self.case_sensitive_tags = on;
+        self.check_case_conflicts()?;
+        Ok(self)
+    }
+
+    /// What a recognized end tag with nothing to close becomes. Default: `drop`.
+    pub fn with_stray_end_tag_policy(mut self, policy: StrayEndTagPolicy) -> Self {
+        self.stray_end_tag_policy = policy;
+        self
+    }
+
+    /// Whether `&lt; &gt; &amp; &quot; &apos; &#N; &#xH;` are decoded in text and attribute
+    /// values. Default: `true` (`false` in the compat preset).
+    pub fn with_decode_entities(mut self, on: bool) -> Self {
+        self.decode_entities = on;
+        self
+    }
+
+    /// Which value a repeated attribute keeps. Default: `last`.
+    pub fn with_duplicate_attrs(mut self, policy: DuplicateAttrs) -> Self {
+        self.duplicate_attrs = policy;
+        self
+    }
+
+    /// Longest tag candidate, `<` to `>` inclusive, in bytes; a longer one is text.
+    /// Default: 8192.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidValue`] for 0.
+    pub fn with_max_tag_bytes(mut self, n: usize) -> Result<Self, ConfigError> {
+        if n == 0 {
+            return Err(ConfigError::InvalidValue {
+                field: "max_tag_bytes".into(),
+                message: "must be at least 1".into(),
+            });
+        }
+        self.max_tag_bytes = n;
+        Ok(self)
+    }
+
+    /// Furthest a retro span reaches back from its tag, and largest content of an open tag
+    /// before it is closed by recovery, in output bytes. Bounds memory. Default: 1 MiB.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidValue`] for 0.
+    pub fn with_max_span_bytes(mut self, n: usize) -> Result<Self, ConfigError> {
+        if n == 0 {
+            return Err(ConfigError::InvalidValue {
+                field: "max_span_bytes".into(),
+                message: "must be at least 1".into(),
+            });
+        }
+        self.max_span_bytes = n;
+        Ok(self)
+    }
+
+    /// The recognized tag names, as configured.
+    pub fn recognized_tags(&self) -> impl Iterator<Item = &str> {
+        self.recognized_tags.iter().map(|t| &**t)
+    }
+
+    /// The strategy a recognized tag recovers with, or `None` if `tag` is not recognized.
+    pub fn strategy_for(&self, tag: &str) -> Option<Strategy> {
+        let rules = Rules::new(self);
+        rules.lookup(tag).map(|id| rules.tags[id].strategy)
+    }
+
+    /// The strategy of tags with no per-tag strategy.
+    pub fn default_recovery(&self) -> Strategy {
+        self.default_recovery
+    }
+
+    /// See [`with_unknown_mode`](Config::with_unknown_mode).
+    pub fn unknown_mode(&self) -> UnknownMode {
+        self.unknown_mode
+    }
+
+    /// See [`with_autoclose_on_any_tag`](Config::with_autoclose_on_any_tag).
+    pub fn autoclose_on_any_tag(&self) -> bool {
+        self.autoclose_on_any_tag
+    }
+
+    /// See [`with_autoclose_on_same_tag`](Config::with_autoclose_on_same_tag).
+    pub fn autoclose_on_same_tag(&self) -> bool {
+        self.autoclose_on_same_tag
+    }
+
+    /// See [`with_trim_punctuation`](Config::with_trim_punctuation).
+    pub fn trim_punctuation(&self) -> bool {
+        self.trim_punctuation
+    }
+
+    /// See [`with_case_sensitive_tags`](Config::with_case_sensitive_tags).
+    pub fn case_sensitive_tags(&self) -> bool {
+        self.case_sensitive_tags
+    }
+
+    /// See [`with_stray_end_tag_policy`](Config::with_stray_end_tag_policy).
+    pub fn stray_end_tag_policy(&self) -> StrayEndTagPolicy {
+        self.stray_end_tag_policy
+    }
+
+    /// See [`with_decode_entities`](Config::with_decode_entities).
+    pub fn decode_entities(&self) -> bool {
+        self.decode_entities
+    }
+
+    /// See [`with_duplicate_attrs`](Config::with_duplicate_attrs).
+    pub fn duplicate_attrs(&self) -> DuplicateAttrs {
+        self.duplicate_attrs
+    }
+
+    /// See [`with_max_tag_bytes`](Config::with_max_tag_bytes).
+    pub fn max_tag_bytes(&self) -> usize {
+        self.max_tag_bytes
+    }
+
+    /// See [`with_max_span_bytes`](Config::with_max_span_bytes).
+    pub fn max_span_bytes(&self) -> usize {
+        self.max_span_bytes
+    }
+
+    fn check_case_conflicts(&self) -> Result<(), ConfigError> {
+        if self.case_sensitive_tags {
+            return Ok(());
+        }
+        for (i, a) in self.recognized_tags.iter().enumerate() {
+            if let Some(b) = self.recognized_tags[..i]
+                .iter()
+                .find(|b| b.eq_ignore_ascii_case(a))
+            {
+                return Err(ConfigError::Conflict {
+                    field: "recognized_tags".into(),
+                    name: a.to_string(),
+                    other: b.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One recognized tag, compiled.
+#[derive(Debug)]
+pub(crate) struct TagRule {
+    pub(crate) name: Arc<str>,
+    pub(crate) strategy: Strategy,
+}
+
+/// A [`Config`] compiled for lookups: shared by every parser made from it.
+#[derive(Debug)]
+pub(crate) struct Rules {
+    pub(crate) tags: Vec<TagRule>,
+    lookup: HashMap<Box<str>, usize>,
+    pub(crate) case_sensitive: bool,
+    pub(crate) unknown_mode: UnknownMode,
+    pub(crate) autoclose_on_any_tag: bool,
+    pub(crate) autoclose_on_same_tag: bool,
+    pub(crate) trim: bool,
+    pub(crate) stray: StrayEndTagPolicy,
+    pub(crate) decode_entities: bool,
+    pub(crate) duplicate_attrs: DuplicateAttrs,
+    pub(crate) max_tag_bytes: usize,
+    pub(crate) max_span_bytes: usize,
+    /// Some recognized tag recovers with `retro_line`.
+    pub(crate) uses_retro_line: bool,
+    /// Some recognized tag recovers with `retro_claim`.
+    pub(crate) uses_retro_claim: bool,
+}
+
+impl Rules {
+    pub(crate) fn new(c: &Config) -> Rules {
+        let key = |s: &str| -> Box<str> {
+            if c.case_sensitive_tags {
+                s.into()
+            } else {
+                s.to_ascii_lowercase().into()
+            }
+        };
+        let mut per_tag: HashMap<Box<str>, Strategy> = HashMap::new();
+        for (t, s) in &c.per_tag_recovery {
+            per_tag.insert(key(t), *s);
+        }
+        let mut tags = Vec::new();
+        let mut lookup = HashMap::new();
+        for t in &c.recognized_tags {
+            let k = key(t);
+            let strategy = per_tag.get(&k).copied().unwrap_or(c.default_recovery);
+            lookup.insert(k, tags.len());
+            tags.push(TagRule {
+                name: t.clone(),
+                strategy,
+            });
+        }
+        let uses = |st: Strategy| tags.iter().any(|t| t.strategy == st);
+        Rules {
+            uses_retro_line: uses(Strategy::RetroLine),
+            uses_retro_claim: uses(Strategy::RetroClaim),
+            tags,
+            lookup,
+            case_sensitive: c.case_sensitive_tags,
+            unknown_mode: c.unknown_mode,
+            autoclose_on_any_tag: c.autoclose_on_any_tag,
+            autoclose_on_same_tag: c.autoclose_on_same_tag,
+            trim: c.trim_punctuation,
+            stray: c.stray_end_tag_policy,
+            decode_entities: c.decode_entities,
+            duplicate_attrs: c.duplicate_attrs,
+            max_tag_bytes: c.max_tag_bytes,
+            max_span_bytes: c.max_span_bytes,
+        }
+    }
+
+    /// The id of a recognized tag named `name` (as written in the input).
+    pub(crate) fn lookup(&self, name: &str) -> Option<usize> {
+        if self.case_sensitive {
+            return self.lookup.get(name).copied();
+        }
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            let lower = name.to_ascii_lowercase();
+            self.lookup.get(lower.as_str()).copied()
+        } else {
+            self.lookup.get(name).copied()
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Streaming parser for the tag-annotated text LLMs emit — KindaXML: `We shipped last week
+//! <cite id=1>.`, `<note>…` without a close tag, `<cite id='1, 2>` with a broken quote, bare
+//! `&`, stray `</x>` — while the tokens are still arriving.
+//!
+//! A [`StreamParser`] is a resumable state machine: feed it chunks of any size with
+//! [`update`](StreamParser::update) (or byte chunks, split anywhere, with
+//! [`update_bytes`](StreamParser::update_bytes)), end with [`finish`](StreamParser::finish).
+//! Each call returns the [`Event`]s that became final — annotated text [`Segment`]s and
+//! [`Marker`]s — and holds back only what a later byte could still change. The same input
+//! always gives the same result, however it was split: [`parse`] is the same machine fed once.
+//!
+//! # Overview
+//!
+//! - [`Config`]: recognized tags, per-tag [`Strategy`] for tags that never close, presets
+//!   [`Config::default()`] and [`Config::kindaxml_compat()`].
+//! - [`StreamParser`]: `update` / `update_bytes` / `finish`, returning [`Events`].
+//! - [`parse`]: a whole input to a [`Document`] (canonical: adjacent segments with equal
+//!   annotations merged).
+//! - [`Annotation`]: tag name, attributes, source offset, and how the tag was closed
+//!   ([`Close`]: by its end tag, auto-closed by a later tag, end of input, a limit).
+//!
+//! # Example: postfix citations, streamed
+//!
+//! ```
+//! use kindaxml_stream::{Config, Document, StreamParser};
+//!
+//! let config = Config::default().with_tags(["cite"])?;
+//! let mut parser = StreamParser::new(&config);
+//! let mut doc = Document::new();
+//! // Chunks cut through a tag name and an attribute value.
+//! for chunk in ["The sky is blue <ci", "te id=1>. Grass is gr", "een <cite id=", "2>."] {
+//!     doc.extend(parser.update(chunk)?);
+//! }
+//! doc.extend(parser.finish()?);
+//!
+//! assert_eq!(doc.text(), "The sky is blue . Grass is green .");
+//! let cited: Vec<(&str, &str)> = doc
+//!     .segments()
+//!     .iter()
+//!     .filter_map(|s| {
+//!         let a = s.annotations().first()?;
+//!         Some((s.text(), a.attrs().get("id")?.as_str()?))
+//!     })
+//!     .collect();
+//! assert_eq!(cited, [("The sky is blue", "1"), ("Grass is green", "2")]);
+//! assert_eq!(doc, kindaxml_stream::parse("The sky is blue <cite id=1>. Grass is green <cite id=2>.", &config));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! - `serde`: JSON configuration ([`Config::from_json`]) and the JSON output of the `kxml`
+//!   tool (`Document::to_json`, `Event::to_json`).
+//! - `cli`: the `kxml` command-line tool.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs, rustdoc::broken_intra_doc_links)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![doc(test(attr(deny(warnings))))]
+
+mod attrs;
+mod builder;
+mod config;
+mod entity;
+mod error;
+#[cfg(feature = "serde")]
+mod json;
+mod output;
+mod parser;
+mod text;
+mod tokenizer;
+mod utf8;
+
+pub use config::{
+    is_valid_name, Config, DuplicateAttrs, StrayEndTagPolicy, Strategy, UnknownMode,
+    DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
+};
+pub use error::{ConfigError, Error};
+pub use output::{
+    Annotation, Annotations, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
+};
+pub use parser::{parse, parse_bytes, Events, StreamParser};

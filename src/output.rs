@@ -1,0 +1,416 @@
+//! The public output model: [`Document`], [`Segment`], [`Marker`], [`Annotation`], [`Event`].
+//!
+//! Every type here owns its data, so events can cross threads and outlive the parser. An
+//! [`Annotation`] is reference counted: the same annotation attached to many segments (a long
+//! span cut by other spans) is cloned by bumping a counter, not by copying its attributes.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use smallvec::SmallVec;
+
+use crate::config::Strategy;
+
+/// The value of one attribute: a string, or `true` for a bare attribute (`<todo urgent>`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum AttrValue {
+    /// `name=value`, `name="value"` or `name='value'` (entities decoded when enabled).
+    Str(String),
+    /// A bare `name`, or `name=` with nothing after it.
+    True,
+}
+
+impl AttrValue {
+    /// The string value, or `None` for a boolean attribute.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            AttrValue::Str(s) => Some(s),
+            AttrValue::True => None,
+        }
+    }
+
+    /// Whether this is the boolean `true` of a bare attribute.
+    pub fn is_true(&self) -> bool {
+        matches!(self, AttrValue::True)
+    }
+}
+
+/// The attributes of a tag, in source order.
+///
+/// With [`DuplicateAttrs::Last`](crate::DuplicateAttrs::Last) or
+/// [`First`](crate::DuplicateAttrs::First) each name appears once (at the position of its first
+/// occurrence); with [`All`](crate::DuplicateAttrs::All) every occurrence is kept.
+/// Two attribute lists are equal when they map the same names to the same values, whatever
+/// their order (as the JSON output, which sorts keys, shows them).
+#[derive(Debug, Clone, Default)]
+pub struct Attrs {
+    items: SmallVec<[(Box<str>, AttrValue); 2]>,
+}
+
+impl Attrs {
+    /// An empty attribute list.
+    pub fn new() -> Self {
+        Attrs::default()
+    }
+
+    pub(crate) fn push(&mut self, name: &str, value: AttrValue) {
+        self.items.push((name.into(), value));
+    }
+
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.items.iter().position(|(n, _)| &**n == name)
+    }
+
+    pub(crate) fn set_value_at(&mut self, index: usize, value: AttrValue) {
+        if let Some(item) = self.items.get_mut(index) {
+            item.1 = value;
+        }
+    }
+
+    /// The value of `name` (the first one kept, under `DuplicateAttrs::All`).
+    pub fn get(&self, name: &str) -> Option<&AttrValue> {
+        self.items.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+    }
+
+    /// Every value kept for `name`, in source order.
+    pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a AttrValue> + 'a {
+        self.items
+            .iter()
+            .filter(move |(n, _)| &**n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// All `(name, value)` pairs in source order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
+        self.items.iter().map(|(n, v)| (&**n, v))
+    }
+
+    /// Number of pairs kept.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are no attributes.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The pairs grouped by name, names sorted by byte order; each group lists its values in
+    /// source order. This is the shape of the JSON `attrs` object.
+    pub fn grouped(&self) -> Vec<(&str, Vec<&AttrValue>)> {
+        let mut names: Vec<&str> = self.items.iter().map(|(n, _)| &**n).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|n| (n, self.get_all(n).collect()))
+            .collect()
+    }
+}
+
+impl PartialEq for Attrs {
+    fn eq(&self, other: &Self) -> bool {
+        if self.items.len() != other.items.len() {
+            return false;
+        }
+        if self
+            .items
+            .iter()
+            .zip(other.items.iter())
+            .all(|(a, b)| a == b)
+        {
+            return true;
+        }
+        self.grouped() == other.grouped()
+    }
+}
+
+impl Eq for Attrs {}
+
+/// How the tag behind an annotation was closed: the DSL's `recovery_reason`.
+///
+/// Offsets are source byte offsets (of the `<` of the markup that closed the tag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Close {
+    /// Closed by its own end tag; the span is exactly the tag's content.
+    EndTag {
+        /// Source offset of the end tag.
+        offset: usize,
+    },
+    /// Closed explicitly by a start tag of the same name (`autoclose_on_same_tag`).
+    Reopened {
+        /// Source offset of the new start tag.
+        offset: usize,
+    },
+    /// Closed by recovery because a later recognized tag closed it: a start or self-closing
+    /// tag (`autoclose_on_any_tag`, or a same-name reopen of an older tag), or the end tag of
+    /// an older open tag.
+    AutoClosed {
+        /// Source offset of the tag that caused it.
+        offset: usize,
+    },
+    /// Closed by recovery at the end of the input.
+    EndOfInput,
+    /// Closed by recovery because its content reached `max_span_bytes`.
+    SpanLimit,
+    /// A self-closing tag: a marker, no span.
+    SelfClosing,
+}
+
+impl Close {
+    /// Whether the span was chosen by a recovery strategy (the tag was not closed explicitly).
+    pub fn is_recovery(&self) -> bool {
+        matches!(
+            self,
+            Close::AutoClosed { .. } | Close::EndOfInput | Close::SpanLimit
+        )
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct AnnotationData {
+    tag: Arc<str>,
+    attrs: Attrs,
+    source_offset: usize,
+    /// Set once, when the tag closes.
+    closed: OnceLock<(Close, Option<Strategy>)>,
+}
+
+/// One recognized tag's annotation: its name (as configured), attributes, where it came from
+/// and how it was closed.
+///
+/// An annotation is created when its tag opens. Text inside a tag whose span cannot change
+/// (e.g. `forward_until_tag` content) is emitted before the tag closes, so an annotation in
+/// an event may not know yet how its tag will close: [`close`](Annotation::close) is `None`
+/// until then. Every event carrying the annotation shares it, so the information appears
+/// in all of them once known; after [`finish`](crate::StreamParser::finish) it is always set.
+///
+/// Cloning is cheap (reference counted). `==` compares everything, including the source
+/// offset and how the tag closed; [`Annotation::same_value`] compares only what the JSON
+/// output shows (tag and attributes), which is what the canonical form merges on.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Annotation(Arc<AnnotationData>);
+
+impl Annotation {
+    /// An annotation for a tag that has just opened.
+    pub(crate) fn open(tag: Arc<str>, attrs: Attrs, source_offset: usize) -> Self {
+        Annotation(Arc::new(AnnotationData {
+            tag,
+            attrs,
+            source_offset,
+            closed: OnceLock::new(),
+        }))
+    }
+
+    /// An annotation whose tag is already closed (markers).
+    pub(crate) fn closed(tag: Arc<str>, attrs: Attrs, source_offset: usize, close: Close) -> Self {
+        let a = Annotation::open(tag, attrs, source_offset);
+        a.set_close(close, None);
+        a
+    }
+
+    /// Records how the tag closed (first call wins).
+    pub(crate) fn set_close(&self, close: Close, strategy: Option<Strategy>) {
+        let _ = self.0.closed.set((close, strategy));
+    }
+
+    /// The tag name, spelled as in the configuration (not as in the input).
+    pub fn tag(&self) -> &str {
+        &self.0.tag
+    }
+
+    /// The tag's attributes.
+    pub fn attrs(&self) -> &Attrs {
+        &self.0.attrs
+    }
+
+    /// Source byte offset of the tag's `<`.
+    pub fn source_offset(&self) -> usize {
+        self.0.source_offset
+    }
+
+    /// How the tag was closed, or `None` while it is still open (see the type's docs).
+    pub fn close(&self) -> Option<Close> {
+        self.0.closed.get().map(|c| c.0)
+    }
+
+    /// The recovery strategy that chose the span, when the tag was closed by recovery.
+    pub fn strategy(&self) -> Option<Strategy> {
+        self.0.closed.get().and_then(|c| c.1)
+    }
+
+    /// Whether the span was chosen by recovery.
+    pub fn is_recovered(&self) -> bool {
+        self.close().is_some_and(|c| c.is_recovery())
+    }
+
+    /// Equal tag and attributes (what the canonical form and the JSON output compare).
+    pub fn same_value(&self, other: &Annotation) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || (self.0.tag == other.0.tag && self.0.attrs == other.0.attrs)
+    }
+}
+
+impl fmt::Debug for Annotation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Annotation")
+            .field("tag", &self.0.tag)
+            .field("attrs", &self.0.attrs)
+            .field("source_offset", &self.0.source_offset)
+            .field("close", &self.close())
+            .field("strategy", &self.strategy())
+            .finish()
+    }
+}
+
+/// A list of annotations, outermost first.
+pub type Annotations = SmallVec<[Annotation; 2]>;
+
+/// A run of output text with the annotations that cover all of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub(crate) text: String,
+    pub(crate) start: usize,
+    pub(crate) annotations: Annotations,
+}
+
+impl Segment {
+    /// The text (never empty).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes the text out of the segment.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// Byte offset of the segment's first byte in the output text.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// Byte offset just past the segment's last byte in the output text.
+    pub fn end(&self) -> usize {
+        self.start + self.text.len()
+    }
+
+    /// The annotations covering the segment, outermost first: by span start, then longer span
+    /// first, then creation order.
+    pub fn annotations(&self) -> &[Annotation] {
+        &self.annotations
+    }
+
+    /// Whether `other` carries annotations equal by value, in the same order.
+    pub fn same_annotations(&self, other: &[Annotation]) -> bool {
+        self.annotations.len() == other.len()
+            && self
+                .annotations
+                .iter()
+                .zip(other)
+                .all(|(a, b)| a.same_value(b))
+    }
+}
+
+/// A self-closing recognized tag: a zero-width annotation at a position of the output text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    pub(crate) pos: usize,
+    pub(crate) annotation: Annotation,
+}
+
+impl Marker {
+    /// Byte offset in the output text.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The tag and its attributes.
+    pub fn annotation(&self) -> &Annotation {
+        &self.annotation
+    }
+}
+
+/// One finalized piece of output, in document order. Once emitted it never changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Text with its annotations. Consecutive text events may carry equal annotation lists;
+    /// [`Document::push`] merges them.
+    Text(Segment),
+    /// A marker at a position of the output text; all text before that position has already
+    /// been emitted.
+    Marker(Marker),
+}
+
+/// A whole parse in canonical form: adjacent segments with equal annotation lists merged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    text: String,
+    segments: Vec<Segment>,
+    markers: Vec<Marker>,
+}
+
+impl Document {
+    /// An empty document, to [`push`](Document::push) events into.
+    pub fn new() -> Self {
+        Document::default()
+    }
+
+    /// Builds a document from a complete event stream.
+    pub fn from_events<I: IntoIterator<Item = Event>>(events: I) -> Self {
+        let mut d = Document::new();
+        d.extend(events);
+        d
+    }
+
+    /// Appends one event, merging text into the last segment when the annotation lists are
+    /// equal by value.
+    pub fn push(&mut self, event: Event) {
+        match event {
+            Event::Text(seg) => {
+                if seg.text.is_empty() {
+                    return;
+                }
+                let start = self.text.len();
+                self.text.push_str(&seg.text);
+                if let Some(last) = self.segments.last_mut() {
+                    if last.same_annotations(&seg.annotations) {
+                        last.text.push_str(&seg.text);
+                        return;
+                    }
+                }
+                self.segments.push(Segment { start, ..seg });
+            }
+            Event::Marker(m) => self.markers.push(m),
+        }
+    }
+
+    /// The whole output text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The segments; they concatenate to [`text`](Document::text).
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// The markers, in document order.
+    pub fn markers(&self) -> &[Marker] {
+        &self.markers
+    }
+}
+
+impl Extend<Event> for Document {
+    fn extend<T: IntoIterator<Item = Event>>(&mut self, iter: T) {
+        for e in iter {
+            self.push(e);
+        }
+    }
+}
+
+impl FromIterator<Event> for Document {
+    fn from_iter<T: IntoIterator<Item = Event>>(iter: T) -> Self {
+        Document::from_events(iter)
+    }
+}

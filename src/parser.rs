@@ -1,0 +1,257 @@
+//! [`StreamParser`]: the UTF-8 layer, the tokenizer and the builder driven together, and
+//! [`parse`], which is the same machine fed once.
+
+use std::sync::Arc;
+
+use crate::builder::Builder;
+use crate::config::{Config, Rules};
+use crate::error::Error;
+use crate::output::{Document, Event};
+use crate::tokenizer::Tokenizer;
+use crate::utf8::Utf8Decoder;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Life {
+    Running,
+    /// Stopped at invalid UTF-8 at this input offset; only `finish` may follow.
+    Poisoned(u64),
+    Finished,
+}
+
+/// The streaming parser: feed chunks with [`update`](StreamParser::update) or
+/// [`update_bytes`](StreamParser::update_bytes), end with [`finish`](StreamParser::finish).
+///
+/// Each call returns the [`Event`]s that became final with it. Concatenated and merged
+/// ([`Document::from_events`]) they equal [`parse`] of the whole input, however the input was
+/// split. An update holds back only what a later byte could still change (SPEC §6): an
+/// unfinished tag, reference or delimiter at the end, the current line while a postfix
+/// (`retro_*`) tag could still annotate it, and the content of an open tag whose span depends
+/// on how it will close. Held output is bounded by `max_span_bytes`, an unfinished construct
+/// by `max_tag_bytes`.
+///
+/// # Example
+///
+/// ```
+/// use kindaxml_stream::{Config, Event, StreamParser, Strategy};
+///
+/// let config = Config::default()
+///     .with_tags(["note"])?
+///     .with_recovery("note", Strategy::ForwardUntilTag)?;
+/// let mut parser = StreamParser::new(&config);
+/// let mut texts = Vec::new();
+/// // The tag is cut in the middle of its name.
+/// for chunk in ["Intro. <no", "te>Check the", " logs</note> done"] {
+///     for event in parser.update(chunk)? {
+///         if let Event::Text(seg) = event {
+///             let tags: Vec<_> = seg.annotations().iter().map(|a| a.tag().to_string()).collect();
+///             texts.push((seg.text().to_string(), tags));
+///         }
+///     }
+/// }
+/// for event in parser.finish()? {
+///     if let Event::Text(seg) = event {
+///         texts.push((seg.text().to_string(), vec![]));
+///     }
+/// }
+/// assert_eq!(texts, [
+///     ("Intro. ".to_string(), vec![]),
+///     ("Check the".to_string(), vec!["note".to_string()]),
+///     (" logs".to_string(), vec!["note".to_string()]),
+///     (" done".to_string(), vec![]),
+/// ]);
+/// # Ok::<(), kindaxml_stream::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct StreamParser {
+    rules: Arc<Rules>,
+    tokenizer: Tokenizer,
+    builder: Builder,
+    utf8: Utf8Decoder,
+    /// Source offset of the next decoded byte.
+    src: usize,
+    life: Life,
+}
+
+/// The events one call made final. Dropping it unconsumed discards them.
+#[derive(Debug)]
+pub struct Events<'a>(std::vec::Drain<'a, Event>);
+
+impl Iterator for Events<'_> {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        self.0.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Events<'_> {}
+impl DoubleEndedIterator for Events<'_> {
+    fn next_back(&mut self) -> Option<Event> {
+        self.0.next_back()
+    }
+}
+impl std::iter::FusedIterator for Events<'_> {}
+
+impl StreamParser {
+    /// A parser for `config`.
+    pub fn new(config: &Config) -> Self {
+        let rules = Arc::new(Rules::new(config));
+        StreamParser {
+            tokenizer: Tokenizer::new(),
+            builder: Builder::new(rules.clone()),
+            rules,
+            utf8: Utf8Decoder::default(),
+            src: 0,
+            life: Life::Running,
+        }
+    }
+
+    /// Replace invalid UTF-8 in byte chunks with U+FFFD (as `String::from_utf8_lossy`)
+    /// instead of failing. Source offsets then count bytes of the decoded text.
+    pub fn with_lossy_utf8(mut self, lossy: bool) -> Self {
+        self.utf8.lossy = lossy;
+        self
+    }
+
+    fn check_running(&self) -> Result<(), Error> {
+        match self.life {
+            Life::Running => Ok(()),
+            Life::Poisoned(offset) => Err(Error::Poisoned { offset }),
+            Life::Finished => Err(Error::Finished),
+        }
+    }
+
+    fn feed_str(&mut self, s: &str) {
+        self.tokenizer
+            .feed(&self.rules, &mut self.builder, s, self.src);
+        self.src += s.len();
+    }
+
+    /// Feeds a text chunk and returns the events that became final.
+    ///
+    /// # Errors
+    /// [`Error::Finished`] after [`finish`](StreamParser::finish); [`Error::Poisoned`] after
+    /// an invalid UTF-8 error; [`Error::InvalidUtf8`] if an earlier byte chunk ended inside a
+    /// character that this chunk does not complete.
+    pub fn update(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+        self.check_running()?;
+        if self.utf8.has_partial() {
+            return self.update_bytes(chunk.as_bytes());
+        }
+        self.feed_str(chunk);
+        self.builder.flush();
+        Ok(Events(self.builder.events.drain(..)))
+    }
+
+    /// Feeds a byte chunk, which may end (or start) inside a UTF-8 character.
+    ///
+    /// # Errors
+    /// [`Error::InvalidUtf8`] naming the offset of the first bad byte (in strict mode). The
+    /// valid text before it has been parsed; its events come out of a following
+    /// [`finish`](StreamParser::finish), which ends the input there. Further updates return
+    /// [`Error::Poisoned`]. Also [`Error::Finished`] / [`Error::Poisoned`] as for
+    /// [`update`](StreamParser::update).
+    pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
+        self.check_running()?;
+        let mut utf8 = std::mem::take(&mut self.utf8);
+        let result = utf8.feed(chunk, &mut |s| self.feed_str(s));
+        self.utf8 = utf8;
+        if let Err(e) = result {
+            if let Error::InvalidUtf8 { offset } = e {
+                self.life = Life::Poisoned(offset);
+            }
+            return Err(e);
+        }
+        self.builder.flush();
+        Ok(Events(self.builder.events.drain(..)))
+    }
+
+    /// Ends the input: unfinished constructs become text, open tags close by recovery, and
+    /// every remaining event is returned.
+    ///
+    /// # Errors
+    /// [`Error::Finished`] if called twice. [`Error::TruncatedUtf8`] if the last byte chunk
+    /// ended inside a character (strict mode); the parser is then poisoned at that offset and
+    /// a second `finish` ends the input before the partial character.
+    pub fn finish(&mut self) -> Result<Events<'_>, Error> {
+        match self.life {
+            Life::Finished => return Err(Error::Finished),
+            Life::Poisoned(_) => {}
+            Life::Running => {
+                let mut utf8 = std::mem::take(&mut self.utf8);
+                let result = utf8.finish(&mut |s| self.feed_str(s));
+                self.utf8 = utf8;
+                if let Err(e) = result {
+                    if let Error::TruncatedUtf8 { offset } = e {
+                        self.life = Life::Poisoned(offset);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        self.tokenizer.finish(&self.rules, &mut self.builder);
+        self.builder.finish();
+        self.life = Life::Finished;
+        Ok(Events(self.builder.events.drain(..)))
+    }
+
+    /// Output bytes held back: produced but not yet emitted.
+    pub fn held_output_bytes(&self) -> usize {
+        self.builder.held_len()
+    }
+
+    /// Input bytes of an unfinished construct (tag candidate, reference, delimiter) at the
+    /// end of the input so far.
+    pub fn pending_input_bytes(&self) -> usize {
+        self.tokenizer.pending_len()
+    }
+
+    /// Bytes of output text produced so far (emitted or held).
+    pub fn output_len(&self) -> usize {
+        self.builder.out_len()
+    }
+}
+
+/// Parses a whole input: the same machine as [`StreamParser`], fed once.
+///
+/// ```
+/// use kindaxml_stream::{parse, Config};
+/// let config = Config::default().with_tags(["cite"])?;
+/// let doc = parse("The sky is blue <cite id=1>. Grass is green <cite id=2>.", &config);
+/// let cited: Vec<_> = doc
+///     .segments()
+///     .iter()
+///     .filter(|s| !s.annotations().is_empty())
+///     .map(|s| (s.text(), s.annotations()[0].attrs().get("id").and_then(|v| v.as_str())))
+///     .collect();
+/// assert_eq!(cited, [("The sky is blue", Some("1")), ("Grass is green", Some("2"))]);
+/// # Ok::<(), kindaxml_stream::ConfigError>(())
+/// ```
+pub fn parse(input: &str, config: &Config) -> Document {
+    let mut parser = StreamParser::new(config);
+    let mut doc = Document::new();
+    parser.feed_str(input);
+    parser.tokenizer.finish(&parser.rules, &mut parser.builder);
+    parser.builder.finish();
+    parser.life = Life::Finished;
+    doc.extend(parser.builder.events.drain(..));
+    doc
+}
+
+/// Parses a whole byte input.
+///
+/// # Errors
+/// [`Error::InvalidUtf8`] / [`Error::TruncatedUtf8`] naming the offset of the first bad byte.
+pub fn parse_bytes(input: &[u8], config: &Config) -> Result<Document, Error> {
+    let s = std::str::from_utf8(input).map_err(|e| match e.error_len() {
+        Some(_) => Error::InvalidUtf8 {
+            offset: e.valid_up_to() as u64,
+        },
+        None => Error::TruncatedUtf8 {
+            offset: e.valid_up_to() as u64,
+        },
+    })?;
+    Ok(parse(s, config))
+}

@@ -1,0 +1,124 @@
+//! Character classes and small text helpers shared by the tokenizer and the span builder.
+
+/// Whether `c` is removed by trimming (SPEC §4): Unicode whitespace and `, . ; : ! ? ( )`.
+#[inline]
+pub(crate) fn is_trim_char(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')')
+}
+
+/// Byte offset of the first char of `s` that trimming keeps, if any.
+pub(crate) fn first_kept(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            if !is_trim_ascii(c) {
+                return Some(i);
+            }
+            i += 1;
+        } else {
+            let ch = decode_at(s, i);
+            if !is_trim_char(ch) {
+                return Some(i);
+            }
+            i += ch.len_utf8();
+        }
+    }
+    None
+}
+
+/// Byte offset just past the last char of `s` that trimming keeps, if any.
+pub(crate) fn last_kept_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut end = b.len();
+    while end > 0 {
+        let c = b[end - 1];
+        if c < 0x80 {
+            if !is_trim_ascii(c) {
+                return Some(end);
+            }
+            end -= 1;
+        } else {
+            let ch = s[..end].chars().next_back().unwrap_or(' ');
+            if !is_trim_char(ch) {
+                return Some(end);
+            }
+            end -= ch.len_utf8();
+        }
+    }
+    None
+}
+
+#[inline]
+fn is_trim_ascii(c: u8) -> bool {
+    matches!(
+        c,
+        b' ' | b'\t'
+            | b'\n'
+            | 0x0b
+            | 0x0c
+            | b'\r'
+            | b','
+            | b'.'
+            | b';'
+            | b':'
+            | b'!'
+            | b'?'
+            | b'('
+            | b')'
+    )
+}
+
+/// The char starting at byte `i` of `s` (`i` must be a char boundary).
+#[inline]
+pub(crate) fn decode_at(s: &str, i: usize) -> char {
+    s.get(i..).and_then(|t| t.chars().next()).unwrap_or('\u{FFFD}')
+}
+
+/// The largest char boundary of `s` that is `<= i`.
+pub(crate) fn floor_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    let mut i = i;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` that is `>= i`.
+pub(crate) fn ceil_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    let mut i = i;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_bounds() {
+        assert_eq!(first_kept("  ,.x y. "), Some(4));
+        assert_eq!(last_kept_end("  ,.x y. "), Some(7));
+        assert_eq!(first_kept(" \u{3000}日本 "), Some(4));
+        assert_eq!(last_kept_end(" 日本\u{a0}"), Some(7));
+        assert_eq!(first_kept(" ,;:!?() \n"), None);
+        assert_eq!(last_kept_end(""), None);
+    }
+
+    #[test]
+    fn boundaries() {
+        let s = "a日b";
+        assert_eq!(floor_boundary(s, 2), 1);
+        assert_eq!(ceil_boundary(s, 2), 4);
+        assert_eq!(floor_boundary(s, 9), 5);
+    }
+}

@@ -1,0 +1,176 @@
+//! Shared test helpers: a seeded RNG, chunked feeding, and document comparison.
+#![allow(dead_code)]
+
+use kindaxml_stream::{parse, Config, Document, Event, StreamParser};
+
+/// SplitMix64: small, seeded, good enough for test-case generation.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent as usize
+    }
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// Seed from the environment (`KXS_SEED`), else `default`.
+pub fn seed(default: u64) -> u64 {
+    std::env::var("KXS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Case count from the environment (`KXS_CASES`), else `default`.
+pub fn cases(default: usize) -> usize {
+    std::env::var("KXS_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Feeds `chunks` as `&str` and merges every event into a document.
+pub fn run_str(config: &Config, chunks: &[&str]) -> Document {
+    let mut p = StreamParser::new(config);
+    let mut d = Document::new();
+    for c in chunks {
+        d.extend(p.update(c).expect("update"));
+    }
+    d.extend(p.finish().expect("finish"));
+    d
+}
+
+/// Feeds `chunks` as bytes (they may split characters).
+pub fn run_bytes(config: &Config, chunks: &[&[u8]]) -> Document {
+    let mut p = StreamParser::new(config);
+    let mut d = Document::new();
+    for c in chunks {
+        d.extend(p.update_bytes(c).expect("update_bytes"));
+    }
+    d.extend(p.finish().expect("finish"));
+    d
+}
+
+/// Splits `s` at the given byte positions (sorted, deduplicated by the caller).
+pub fn split_at<'a>(s: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let mut last = 0;
+    for &c in cuts {
+        out.push(&s[last..c]);
+        last = c;
+    }
+    out.push(&s[last..]);
+    out
+}
+
+/// Random cut points (bytes), about `n` of them.
+pub fn random_cuts(rng: &mut Rng, len: usize, n: usize) -> Vec<usize> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let mut v: Vec<usize> = (0..n).map(|_| rng.below(len + 1)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Rounds byte cuts down to char boundaries of `s`.
+pub fn to_char_cuts(s: &str, cuts: &[usize]) -> Vec<usize> {
+    let mut v: Vec<usize> = cuts
+        .iter()
+        .map(|&c| {
+            let mut c = c.min(s.len());
+            while !s.is_char_boundary(c) {
+                c -= 1;
+            }
+            c
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
+/// Every way of feeding `input` that the determinism rule covers: every 2-way split (bytes
+/// and chars), every 3-way split for short inputs, 1-byte and 1-char chunks, and `randoms`
+/// random chunkings. Returns a description of the first chunking whose merged events differ
+/// from `parse()`.
+pub fn check_chunk_invariance(config: &Config, input: &str, rng: &mut Rng, randoms: usize) -> Result<(), String> {
+    let want = parse(input, config);
+    let bytes = input.as_bytes();
+    let n = bytes.len();
+    let check_bytes = |cuts: &[usize], what: &str| -> Result<(), String> {
+        let got = run_bytes(config, &split_at(bytes, cuts));
+        if got != want {
+            return Err(format!("{what} (bytes, cuts {cuts:?}):\n got  {got:?}\n want {want:?}"));
+        }
+        Ok(())
+    };
+    for i in 0..=n {
+        check_bytes(&[i], "2-way split")?;
+    }
+    if n <= 48 {
+        for i in 0..=n {
+            for j in i..=n {
+                check_bytes(&[i, j], "3-way split")?;
+            }
+        }
+    }
+    let ones: Vec<usize> = (1..n).collect();
+    check_bytes(&ones, "1-byte chunks")?;
+    for _ in 0..randoms {
+        let k = 1 + rng.below(n.max(1));
+        let cuts = random_cuts(rng, n, k);
+        check_bytes(&cuts, "random chunks")?;
+    }
+    let check_str = |cuts: &[usize], what: &str| -> Result<(), String> {
+        let parts = split_at(bytes, cuts);
+        let strs: Vec<&str> = parts
+            .iter()
+            .map(|p| std::str::from_utf8(p).expect("char cut"))
+            .collect();
+        let got = run_str(config, &strs);
+        if got != want {
+            return Err(format!("{what} (str, cuts {cuts:?}):\n got  {got:?}\n want {want:?}"));
+        }
+        Ok(())
+    };
+    for (i, _) in input.char_indices().skip(1) {
+        check_str(&[i], "2-way split")?;
+    }
+    let chars: Vec<usize> = input.char_indices().map(|(i, _)| i).skip(1).collect();
+    check_str(&chars, "1-char chunks")?;
+    for _ in 0..randoms {
+        let k = 1 + rng.below(n.max(1));
+        let cuts = to_char_cuts(input, &random_cuts(rng, n, k));
+        check_str(&cuts, "random chunks")?;
+    }
+    Ok(())
+}
+
+/// Per-call events of a chunked run, plus the finish events.
+pub fn events_per_call(config: &Config, chunks: &[&str]) -> Vec<Vec<Event>> {
+    let mut p = StreamParser::new(config);
+    let mut out: Vec<Vec<Event>> = chunks
+        .iter()
+        .map(|c| p.update(c).expect("update").collect())
+        .collect();
+    out.push(p.finish().expect("finish").collect());
+    out
+}
