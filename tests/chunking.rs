@@ -1,0 +1,141 @@
+//! Chunk invariance on random inputs built from every construct, far outside the agreement
+//! domain: broken tags and quotes, blank lines, CDATA cut anywhere, references, `\r\n`,
+//! Unicode, tiny limits, every strategy and knob. For each input, merged events from random
+//! chunkings (bytes split anywhere, and `&str` split at char boundaries) must equal `parse()`.
+//!
+//! `KXS_CASES` scales the number of inputs (default 4000), `KXS_SEED` changes the seed.
+
+mod common;
+
+use common::{random_cuts, run_bytes, run_str, split_at, to_char_cuts, Rng};
+use kindaxml_stream::{parse, Config, DuplicateAttrs, StrayEndTagPolicy, Strategy, UnknownMode};
+
+const PIECES: &[&str] = &[
+    "<cite", "<note", "<todo", "<a", "<CITE", "</cite>", "</note>", "</a>", "</todo>", "<todo/>", "<cite id=1>",
+    "<note>", "<a x='1'>", " id=", "=", "\"", "'", ">", "/>", "/", "<", "<<", "</", "<!", "<?x?>", "<![CDATA[",
+    "]]>", "]", "]]", "&amp;", "&lt;", "&#x41;", "&#65;", "&#10;", "&", "&am", ";", "&#", "\n", "\n\n", "\n \n", "\r\n",
+    "\r", " ", "  ", "\t", "word", "Claim", "x", ".", ",", "!", "(", ")", "日本", "é", "\u{3000}", "\u{a0}", "🎉",
+    "<weird>", "</weird>", "<b/>", "`", "<john@x.org>", "<a/b>", "<cite src=https://x.io/a?b=1>", "a=b=\"c<d\"",
+];
+
+fn random_config(rng: &mut Rng) -> Config {
+    let mut c = if rng.chance(50) { Config::default() } else { Config::kindaxml_compat() };
+    let tags: Vec<&str> = ["cite", "note", "todo", "a"].into_iter().filter(|_| rng.chance(70)).collect();
+    c = c.with_tags(tags.clone()).unwrap();
+    for t in tags {
+        if rng.chance(60) {
+            c = c.with_recovery(t, *rng.pick(&Strategy::ALL)).unwrap();
+        }
+    }
+    if rng.chance(30) {
+        c = c.with_default_recovery(*rng.pick(&Strategy::ALL));
+    }
+    c = c
+        .with_autoclose_on_any_tag(rng.chance(65))
+        .with_autoclose_on_same_tag(rng.chance(50))
+        .with_trim_punctuation(rng.chance(75))
+        .with_case_sensitive_tags(rng.chance(50))
+        .unwrap()
+        .with_unknown_mode(*rng.pick(&[UnknownMode::Strip, UnknownMode::Passthrough, UnknownMode::TreatAsText]))
+        .with_stray_end_tag_policy(*rng.pick(&[StrayEndTagPolicy::Drop, StrayEndTagPolicy::Passthrough]))
+        .with_decode_entities(rng.chance(60))
+        .with_duplicate_attrs(*rng.pick(&[DuplicateAttrs::Last, DuplicateAttrs::First, DuplicateAttrs::All]));
+    if rng.chance(25) {
+        c = c.with_max_tag_bytes(3 + rng.below(30)).unwrap();
+    }
+    if rng.chance(30) {
+        c = c.with_max_span_bytes(1 + rng.below(40)).unwrap();
+    }
+    c
+}
+
+fn random_input(rng: &mut Rng, pieces: usize) -> String {
+    let mut s = String::new();
+    for _ in 0..pieces {
+        s.push_str(*rng.pick(PIECES));
+    }
+    s
+}
+
+fn check(config: &Config, input: &str, rng: &mut Rng, what: &str) {
+    let want = parse(input, config);
+    let bytes = input.as_bytes();
+    for round in 0..4 {
+        let k = 1 + rng.below(bytes.len().max(1));
+        let cuts = random_cuts(rng, bytes.len(), k);
+        let got = run_bytes(config, &split_at(bytes, &cuts));
+        assert_eq!(got, want, "{what}: bytes round {round} cuts {cuts:?}\ninput {input:?}\nconfig {config:?}");
+        let ccuts = to_char_cuts(input, &cuts);
+        let parts = split_at(bytes, &ccuts);
+        let strs: Vec<&str> = parts.iter().map(|p| std::str::from_utf8(p).unwrap()).collect();
+        let got = run_str(config, &strs);
+        assert_eq!(got, want, "{what}: str round {round} cuts {ccuts:?}\ninput {input:?}\nconfig {config:?}");
+    }
+    let ones: Vec<usize> = (1..bytes.len()).collect();
+    let got = run_bytes(config, &split_at(bytes, &ones));
+    assert_eq!(got, want, "{what}: 1-byte chunks\ninput {input:?}\nconfig {config:?}");
+}
+
+#[test]
+fn random_soup_is_chunk_invariant() {
+    let seed = common::seed(7);
+    let mut rng = Rng::new(seed);
+    for case in 0..common::cases(4000) {
+        let config = random_config(&mut rng);
+        let n = 1 + rng.below(30);
+        let input = random_input(&mut rng, n);
+        check(&config, &input, &mut rng, &format!("case {case} seed {seed}"));
+    }
+}
+
+#[test]
+fn large_inputs_are_chunk_invariant() {
+    let seed = common::seed(11);
+    let mut rng = Rng::new(seed);
+    for case in 0..common::cases(4000) / 200 {
+        let config = random_config(&mut rng);
+        let n = 2000 + rng.below(4000);
+        let input = random_input(&mut rng, n);
+        let want = parse(&input, &config);
+        let bytes = input.as_bytes();
+        for _ in 0..3 {
+            let k = 1 + rng.below(bytes.len() / 2);
+            let cuts = random_cuts(&mut rng, bytes.len(), k);
+            let got = run_bytes(&config, &split_at(bytes, &cuts));
+            assert_eq!(got, want, "large case {case} seed {seed} ({} bytes, {} cuts)", bytes.len(), cuts.len());
+        }
+    }
+}
+
+/// Invalid UTF-8 is an error at the same offset however the bytes are split, and the valid
+/// text before it is not lost.
+#[test]
+fn invalid_utf8_same_offset_under_any_split() {
+    use kindaxml_stream::{Document, Error, StreamParser};
+    let config = Config::default().with_tags(["cite"]).unwrap();
+    let input: &[u8] = b"ok <cite id=1>\xe6\x97\xa5 then \xe6\x97 bad";
+    // The first byte of the truncated sequence before " bad".
+    let bad = input.windows(6).position(|w| w == b"\xe6\x97 bad").unwrap();
+    for i in 0..=input.len() {
+        for j in i..=input.len() {
+            let mut p = StreamParser::new(&config);
+            let mut d = Document::new();
+            let mut err = None;
+            for part in [&input[..i], &input[i..j], &input[j..]] {
+                match p.update_bytes(part) {
+                    Ok(ev) => d.extend(ev),
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            assert_eq!(err, Some(Error::InvalidUtf8 { offset: bad as u64 }), "split {i} {j}");
+            assert!(matches!(p.update("more"), Err(Error::Poisoned { .. })));
+            d.extend(p.finish().expect("finish after an error ends the input"));
+            let valid = std::str::from_utf8(&input[..bad]).unwrap();
+            assert_eq!(d, parse(valid, &config), "split {i} {j}");
+            assert_eq!(p.finish().err(), Some(Error::Finished));
+        }
+    }
+}
