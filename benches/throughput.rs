@@ -1,1 +1,126 @@
-fn main() {}
+//! Throughput, side by side in one run: our `parse()`, our `StreamParser` at 1-, 4- and
+//! 64-byte chunks, and kindaxml 0.1.0's `parse`, on generated LLM-like corpora.
+//!
+//! `cargo bench --bench throughput` (set `KXS_BENCH_SIZES=1K,64K` to pick sizes). Each
+//! benchmark asserts its result, so a broken parser cannot look fast.
+
+use std::collections::{HashMap, HashSet};
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kindaxml_stream::{parse, Config, Document, Strategy, StreamParser};
+
+#[path = "corpus.rs"]
+mod corpus;
+use corpus::{corpus, Shape};
+
+fn our_config() -> Config {
+    Config::kindaxml_compat()
+        .with_tags(["cite", "note", "todo"])
+        .unwrap()
+        .with_recovery("note", Strategy::ForwardUntilTag)
+        .unwrap()
+        .with_recovery("todo", Strategy::ForwardUntilTag)
+        .unwrap()
+}
+
+fn their_config() -> kindaxml::ParserConfig {
+    kindaxml::ParserConfig {
+        recognized_tags: ["cite", "note", "todo"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<HashSet<_>>(),
+        per_tag_recovery: [
+            ("note", kindaxml::RecoveryStrategy::ForwardUntilTag),
+            ("todo", kindaxml::RecoveryStrategy::ForwardUntilTag),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect::<HashMap<_, _>>(),
+        ..kindaxml::ParserConfig::default()
+    }
+}
+
+fn chunked(config: &Config, input: &str, size: usize) -> usize {
+    let mut p = StreamParser::new(config);
+    let mut n = 0;
+    for c in input.as_bytes().chunks(size) {
+        n += p.update_bytes(c).unwrap().count();
+    }
+    n + p.finish().unwrap().count()
+}
+
+fn sizes() -> Vec<(String, usize)> {
+    let spec = std::env::var("KXS_BENCH_SIZES").unwrap_or_else(|_| "1K,64K,1M".into());
+    spec.split(',')
+        .filter_map(|s| {
+            let (n, m) = match s.trim().as_bytes().last()? {
+                b'K' => (&s[..s.len() - 1], 1 << 10),
+                b'M' => (&s[..s.len() - 1], 1 << 20),
+                _ => (s, 1),
+            };
+            Some((s.trim().to_string(), n.trim().parse::<usize>().ok()? * m))
+        })
+        .collect()
+}
+
+fn bench_shape(c: &mut Criterion, shape: Shape) {
+    let config = our_config();
+    let theirs = their_config();
+    for (label, size) in sizes() {
+        let input = corpus(shape, size, 1);
+        let want = parse(&input, &config);
+        let mut g = c.benchmark_group(format!("{}/{label}", shape.name()));
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.sample_size(if size >= 1 << 20 { 10 } else { 30 });
+        g.warm_up_time(Duration::from_millis(500));
+        g.measurement_time(Duration::from_secs(if size >= 1 << 20 { 4 } else { 2 }));
+        g.bench_function("parse", |b| {
+            b.iter(|| black_box(parse(black_box(&input), &config)))
+        });
+        for n in [1usize, 4, 64] {
+            assert_eq!(
+                {
+                    let mut p = StreamParser::new(&config);
+                    let mut d = Document::new();
+                    for ch in input.as_bytes().chunks(n) {
+                        d.extend(p.update_bytes(ch).unwrap());
+                    }
+                    d.extend(p.finish().unwrap());
+                    d
+                },
+                want
+            );
+            g.bench_with_input(BenchmarkId::new("stream", n), &n, |b, &n| {
+                b.iter(|| black_box(chunked(&config, black_box(&input), n)))
+            });
+        }
+        // kindaxml is quadratic: skip it where one run would take minutes.
+        if size <= 1 << 20 && shape != Shape::LtFlood && shape != Shape::Unicode {
+            // The corpora include deliberate deviations (e.g. `a < b` in code, D1), so only
+            // check that kindaxml did real work.
+            let r = kindaxml::parse(&input, &theirs);
+            assert!(!r.segments.is_empty() && r.text.len() * 2 > want.text().len());
+            g.bench_function("kindaxml", |b| {
+                b.iter(|| black_box(kindaxml::parse(black_box(&input), &theirs)))
+            });
+        }
+        g.bench_function("memchr_floor", |b| {
+            b.iter(|| black_box(memchr::memchr_iter(b'<', black_box(input.as_bytes())).count()))
+        });
+        g.finish();
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let shapes = std::env::var("KXS_BENCH_SHAPES").unwrap_or_else(|_| "prose,dense,plain".into());
+    for name in shapes.split(',') {
+        if let Some(s) = Shape::from_name(name.trim()) {
+            bench_shape(c, s);
+        }
+    }
+}
+
+criterion_group!(throughput, benches);
+criterion_main!(throughput);

@@ -38,7 +38,11 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
         }
         if !is_name_char(b[i]) {
             // Any other character between attributes is skipped (D6).
-            i += if b[i] < 0x80 { 1 } else { decode_at(text, i).len_utf8() };
+            i += if b[i] < 0x80 {
+                1
+            } else {
+                decode_at(text, i).len_utf8()
+            };
             continue;
         }
         let name_start = i;
@@ -122,15 +126,16 @@ mod tests {
 
     #[test]
     fn forms() {
-        assert_eq!(p(r#" a="x y" b='z' c=w d"#), vec![
-            s("a", "x y"),
-            s("b", "z"),
-            s("c", "w"),
-            ("d".into(), None)
-        ]);
+        assert_eq!(
+            p(r#" a="x y" b='z' c=w d"#),
+            vec![s("a", "x y"), s("b", "z"), s("c", "w"), ("d".into(), None)]
+        );
         assert_eq!(p(" a = 1"), vec![s("a", "1")]);
         assert_eq!(p(" a= "), vec![("a".into(), None)]);
-        assert_eq!(p(" src=https://x.io/a?b=1"), vec![s("src", "https://x.io/a?b=1")]);
+        assert_eq!(
+            p(" src=https://x.io/a?b=1"),
+            vec![s("src", "https://x.io/a?b=1")]
+        );
         assert_eq!(p(" id='1, 2"), vec![s("id", "1, 2")]);
         assert_eq!(p(" a=it's b=2"), vec![s("a", "it's"), s("b", "2")]);
         assert_eq!(p(r#" a="1"b=2"#), vec![s("a", "1"), s("b", "2")]);

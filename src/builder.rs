@@ -300,24 +300,14 @@ impl Builder {
                 continue;
             }
             match t.strategy {
-                Strategy::ForwardUntilTag | Strategy::ForwardUntilNewline if trim => {
-                    if kept {
-                        t.fixed_u = usize::MAX;
-                        t.dyn_kept = true;
-                        n_dyn += 1;
-                    }
+                Strategy::ForwardUntilTag | Strategy::ForwardUntilNewline if trim && kept => {
+                    t.fixed_u = usize::MAX;
+                    t.dyn_kept = true;
+                    n_dyn += 1;
                 }
-                Strategy::ForwardUntilNewline => {
-                    // No trimming: sure up to the first newline, unless it comes first.
-                    if first != '\n' {
-                        t.fixed_u = usize::MAX;
-                    }
-                }
-                Strategy::ForwardNextToken => {
-                    if first.is_alphanumeric() {
-                        t.fixed_u = usize::MAX;
-                    }
-                }
+                // No trimming: sure up to the first newline, unless it comes first.
+                Strategy::ForwardUntilNewline if !trim && first != '\n' => t.fixed_u = usize::MAX,
+                Strategy::ForwardNextToken if first.is_alphanumeric() => t.fixed_u = usize::MAX,
                 _ => {}
             }
         }
@@ -567,18 +557,22 @@ impl Builder {
             _ => p,
         };
         // Ties of span start make the annotation order depend on how spans end: mark them.
+        // Once two tags share a position both are marked, so only the newest needs a look.
         let mut shared = false;
-        for k in (0..self.open.len()).rev() {
-            if self.open[k].p != p {
-                break;
+        if let Some(k) = self.open.len().checked_sub(1) {
+            if self.open[k].p == p {
+                self.mark_shared(k);
+                shared = true;
             }
-            self.mark_shared(k);
-            shared = true;
         }
         if let Rec::Span(Some((a, _))) = rec {
             self.mark_shared_at(a);
         }
-        let fixed_u = if shared && fixed_u == usize::MAX { p } else { fixed_u };
+        let fixed_u = if shared && fixed_u == usize::MAX {
+            p
+        } else {
+            fixed_u
+        };
         let id = self.next_id;
         self.next_id += 1;
         let prefix_min = self
@@ -633,12 +627,12 @@ impl Builder {
         }
     }
 
-    /// Marks every open tag that starts at `pos`.
+    /// Marks every open tag that starts at `pos`. (Two or more open tags at one position
+    /// are already marked, so only a single one can need it.)
     fn mark_shared_at(&mut self, pos: usize) {
         let from = self.open.partition_point(|t| t.p < pos);
-        let to = self.open.partition_point(|t| t.p <= pos);
-        for k in from..to {
-            self.mark_shared(k);
+        if from < self.open.len() && self.open[from].p == pos {
+            self.mark_shared(from);
         }
     }
 
@@ -722,9 +716,7 @@ impl Builder {
             },
             Strategy::ForwardUntilTag => {
                 if trim {
-                    t.first_kept
-                        .filter(|&k| k < c)
-                        .map(|k| (k, self.kept_end))
+                    t.first_kept.filter(|&k| k < c).map(|k| (k, self.kept_end))
                 } else {
                     (t.p < c).then_some((t.p, c))
                 }
@@ -737,9 +729,7 @@ impl Builder {
                     } else {
                         self.kept_end
                     };
-                    t.first_kept
-                        .filter(|&k| k < bound)
-                        .map(|k| (k, end))
+                    t.first_kept.filter(|&k| k < bound).map(|k| (k, end))
                 } else {
                     (t.p < bound).then_some((t.p, bound))
                 }

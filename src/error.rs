@@ -18,7 +18,9 @@ pub enum Error {
         offset: u64,
     },
     /// `update` was called after an invalid UTF-8 error.
-    #[error("parser stopped at invalid UTF-8 (input byte offset {offset}); only finish() may follow")]
+    #[error(
+        "parser stopped at invalid UTF-8 (input byte offset {offset}); only finish() may follow"
+    )]
     Poisoned {
         /// Offset of the invalid byte that stopped the parser.
         offset: u64,
@@ -36,7 +38,9 @@ pub enum Error {
 #[non_exhaustive]
 pub enum ConfigError {
     /// A tag name is not a Name (`[A-Za-z][A-Za-z0-9_\-:.]*`).
-    #[error("config field `{field}`: `{name}` is not a tag name (expected [A-Za-z][A-Za-z0-9_-:.]*)")]
+    #[error(
+        "config field `{field}`: `{name}` is not a tag name (expected [A-Za-z][A-Za-z0-9_-:.]*)"
+    )]
     InvalidTagName {
         /// The field, e.g. `recognized_tags`.
         field: String,

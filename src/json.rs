@@ -13,9 +13,9 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
-use crate::config::{Config, DuplicateAttrs, StrayEndTagPolicy, Strategy, UnknownMode};
+use crate::config::{Config, DuplicateAttrs, Strategy, StrayEndTagPolicy, UnknownMode};
 use crate::error::ConfigError;
-use crate::output::{AttrValue, Attrs, Annotation, Document, Event, Marker, Segment};
+use crate::output::{Annotation, AttrValue, Attrs, Document, Event, Marker, Segment};
 
 /// The fields a configuration object may have.
 pub(crate) const CONFIG_FIELDS: &[&str] = &[
@@ -58,7 +58,11 @@ fn get_size(v: &Value, field: &str) -> Result<usize, ConfigError> {
         .ok_or_else(|| invalid(field, format!("expected a positive integer, got {v}")))
 }
 
-fn parse_enum<T>(v: &Value, field: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<T, ConfigError> {
+fn parse_enum<T>(
+    v: &Value,
+    field: &str,
+    f: impl Fn(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
     f(get_str(v, field)?).map_err(|m| invalid(field, m))
 }
 
@@ -119,9 +123,12 @@ impl Config {
 
 fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigError> {
     if let Some(v) = obj.get("recognized_tags") {
-        let arr = v
-            .as_array()
-            .ok_or_else(|| invalid("recognized_tags", format!("expected an array of tag names, got {v}")))?;
+        let arr = v.as_array().ok_or_else(|| {
+            invalid(
+                "recognized_tags",
+                format!("expected an array of tag names, got {v}"),
+            )
+        })?;
         let mut names = Vec::with_capacity(arr.len());
         for (i, t) in arr.iter().enumerate() {
             names.push(get_str(t, &format!("recognized_tags[{i}]"))?.to_string());
@@ -136,15 +143,20 @@ fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigE
     }
     if let Some(v) = obj.get("per_tag_recovery") {
         let m = v.as_object().ok_or_else(|| {
-            invalid("per_tag_recovery", format!("expected an object of tag: strategy, got {v}"))
+            invalid(
+                "per_tag_recovery",
+                format!("expected an object of tag: strategy, got {v}"),
+            )
         })?;
         for (tag, s) in m {
             let field = format!("per_tag_recovery.{tag}");
             let st = parse_enum(s, &field, str::parse::<Strategy>)?;
-            c = c.with_recovery(tag, st).map_err(|_| ConfigError::InvalidTagName {
-                field: "per_tag_recovery".into(),
-                name: tag.clone(),
-            })?;
+            c = c
+                .with_recovery(tag, st)
+                .map_err(|_| ConfigError::InvalidTagName {
+                    field: "per_tag_recovery".into(),
+                    name: tag.clone(),
+                })?;
         }
     }
     if let Some(v) = obj.get("unknown_mode") {
@@ -160,13 +172,21 @@ fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigE
         c = c.with_trim_punctuation(get_bool(v, "trim_punctuation")?);
     }
     if let Some(v) = obj.get("stray_end_tag_policy") {
-        c = c.with_stray_end_tag_policy(parse_enum(v, "stray_end_tag_policy", str::parse::<StrayEndTagPolicy>)?);
+        c = c.with_stray_end_tag_policy(parse_enum(
+            v,
+            "stray_end_tag_policy",
+            str::parse::<StrayEndTagPolicy>,
+        )?);
     }
     if let Some(v) = obj.get("decode_entities") {
         c = c.with_decode_entities(get_bool(v, "decode_entities")?);
     }
     if let Some(v) = obj.get("duplicate_attrs") {
-        c = c.with_duplicate_attrs(parse_enum(v, "duplicate_attrs", str::parse::<DuplicateAttrs>)?);
+        c = c.with_duplicate_attrs(parse_enum(
+            v,
+            "duplicate_attrs",
+            str::parse::<DuplicateAttrs>,
+        )?);
     }
     if let Some(v) = obj.get("max_tag_bytes") {
         c = c.with_max_tag_bytes(get_size(v, "max_tag_bytes")?)?;

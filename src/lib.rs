@@ -72,7 +72,7 @@ mod tokenizer;
 mod utf8;
 
 pub use config::{
-    is_valid_name, Config, DuplicateAttrs, StrayEndTagPolicy, Strategy, UnknownMode,
+    is_valid_name, Config, DuplicateAttrs, Strategy, StrayEndTagPolicy, UnknownMode,
     DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
 };
 pub use error::{ConfigError, Error};
@@ -80,3 +80,8 @@ pub use output::{
     Annotation, Annotations, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
 };
 pub use parser::{parse, parse_bytes, Events, StreamParser};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

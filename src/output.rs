@@ -69,7 +69,10 @@ impl Attrs {
 
     /// The value of `name` (the first one kept, under `DuplicateAttrs::All`).
     pub fn get(&self, name: &str) -> Option<&AttrValue> {
-        self.items.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+        self.items
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| v)
     }
 
     /// Every value kept for `name`, in source order.
@@ -247,7 +250,8 @@ impl Annotation {
 
     /// Equal tag and attributes (what the canonical form and the JSON output compare).
     pub fn same_value(&self, other: &Annotation) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || (self.0.tag == other.0.tag && self.0.attrs == other.0.attrs)
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.tag == other.0.tag && self.0.attrs == other.0.attrs)
     }
 }
 

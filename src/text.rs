@@ -73,7 +73,9 @@ fn is_trim_ascii(c: u8) -> bool {
 /// The char starting at byte `i` of `s` (`i` must be a char boundary).
 #[inline]
 pub(crate) fn decode_at(s: &str, i: usize) -> char {
-    s.get(i..).and_then(|t| t.chars().next()).unwrap_or('\u{FFFD}')
+    s.get(i..)
+        .and_then(|t| t.chars().next())
+        .unwrap_or('\u{FFFD}')
 }
 
 /// The largest char boundary of `s` that is `<= i`.

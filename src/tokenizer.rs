@@ -430,7 +430,9 @@ impl Tokenizer {
         let src = self.cand_src;
         match rules.lookup(name) {
             Some(tag) if is_end => {
-                if !b.end_tag(tag, src) && rules.stray == crate::config::StrayEndTagPolicy::Passthrough {
+                if !b.end_tag(tag, src)
+                    && rules.stray == crate::config::StrayEndTagPolicy::Passthrough
+                {
                     b.text(full);
                 }
             }
@@ -438,7 +440,11 @@ impl Tokenizer {
                 let t = inner.trim_end();
                 match t.strip_suffix('/') {
                     Some(attrs) => {
-                        let attrs = parse_attrs(attrs.trim_end(), rules.decode_entities, rules.duplicate_attrs);
+                        let attrs = parse_attrs(
+                            attrs.trim_end(),
+                            rules.decode_entities,
+                            rules.duplicate_attrs,
+                        );
                         b.self_closing_tag(tag, attrs, src);
                     }
                     None => {

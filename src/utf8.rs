@@ -164,9 +164,18 @@ mod tests {
 
     #[test]
     fn strict_offsets() {
-        assert_eq!(run(&[b"ab", b"c\xff"], false), Err(Error::InvalidUtf8 { offset: 3 }));
-        assert_eq!(run(&[b"a\xe6", b"\x97x"], false), Err(Error::InvalidUtf8 { offset: 1 }));
-        assert_eq!(run(&[b"a\xe6\x97"], false), Err(Error::TruncatedUtf8 { offset: 1 }));
+        assert_eq!(
+            run(&[b"ab", b"c\xff"], false),
+            Err(Error::InvalidUtf8 { offset: 3 })
+        );
+        assert_eq!(
+            run(&[b"a\xe6", b"\x97x"], false),
+            Err(Error::InvalidUtf8 { offset: 1 })
+        );
+        assert_eq!(
+            run(&[b"a\xe6\x97"], false),
+            Err(Error::TruncatedUtf8 { offset: 1 })
+        );
         assert_eq!(run(&[b"a\xe6", b"\x97\xa5"], false).as_deref(), Ok("a日"));
     }
 }

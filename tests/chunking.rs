@@ -8,19 +8,88 @@
 mod common;
 
 use common::{random_cuts, run_bytes, run_str, split_at, to_char_cuts, Rng};
-use kindaxml_stream::{parse, Config, DuplicateAttrs, StrayEndTagPolicy, Strategy, UnknownMode};
+use kindaxml_stream::{parse, Config, DuplicateAttrs, Strategy, StrayEndTagPolicy, UnknownMode};
 
 const PIECES: &[&str] = &[
-    "<cite", "<note", "<todo", "<a", "<CITE", "</cite>", "</note>", "</a>", "</todo>", "<todo/>", "<cite id=1>",
-    "<note>", "<a x='1'>", " id=", "=", "\"", "'", ">", "/>", "/", "<", "<<", "</", "<!", "<?x?>", "<![CDATA[",
-    "]]>", "]", "]]", "&amp;", "&lt;", "&#x41;", "&#65;", "&#10;", "&", "&am", ";", "&#", "\n", "\n\n", "\n \n", "\r\n",
-    "\r", " ", "  ", "\t", "word", "Claim", "x", ".", ",", "!", "(", ")", "日本", "é", "\u{3000}", "\u{a0}", "🎉",
-    "<weird>", "</weird>", "<b/>", "`", "<john@x.org>", "<a/b>", "<cite src=https://x.io/a?b=1>", "a=b=\"c<d\"",
+    "<cite",
+    "<note",
+    "<todo",
+    "<a",
+    "<CITE",
+    "</cite>",
+    "</note>",
+    "</a>",
+    "</todo>",
+    "<todo/>",
+    "<cite id=1>",
+    "<note>",
+    "<a x='1'>",
+    " id=",
+    "=",
+    "\"",
+    "'",
+    ">",
+    "/>",
+    "/",
+    "<",
+    "<<",
+    "</",
+    "<!",
+    "<?x?>",
+    "<![CDATA[",
+    "]]>",
+    "]",
+    "]]",
+    "&amp;",
+    "&lt;",
+    "&#x41;",
+    "&#65;",
+    "&#10;",
+    "&",
+    "&am",
+    ";",
+    "&#",
+    "\n",
+    "\n\n",
+    "\n \n",
+    "\r\n",
+    "\r",
+    " ",
+    "  ",
+    "\t",
+    "word",
+    "Claim",
+    "x",
+    ".",
+    ",",
+    "!",
+    "(",
+    ")",
+    "日本",
+    "é",
+    "\u{3000}",
+    "\u{a0}",
+    "🎉",
+    "<weird>",
+    "</weird>",
+    "<b/>",
+    "`",
+    "<john@x.org>",
+    "<a/b>",
+    "<cite src=https://x.io/a?b=1>",
+    "a=b=\"c<d\"",
 ];
 
 fn random_config(rng: &mut Rng) -> Config {
-    let mut c = if rng.chance(50) { Config::default() } else { Config::kindaxml_compat() };
-    let tags: Vec<&str> = ["cite", "note", "todo", "a"].into_iter().filter(|_| rng.chance(70)).collect();
+    let mut c = if rng.chance(50) {
+        Config::default()
+    } else {
+        Config::kindaxml_compat()
+    };
+    let tags: Vec<&str> = ["cite", "note", "todo", "a"]
+        .into_iter()
+        .filter(|_| rng.chance(70))
+        .collect();
     c = c.with_tags(tags.clone()).unwrap();
     for t in tags {
         if rng.chance(60) {
@@ -36,10 +105,20 @@ fn random_config(rng: &mut Rng) -> Config {
         .with_trim_punctuation(rng.chance(75))
         .with_case_sensitive_tags(rng.chance(50))
         .unwrap()
-        .with_unknown_mode(*rng.pick(&[UnknownMode::Strip, UnknownMode::Passthrough, UnknownMode::TreatAsText]))
-        .with_stray_end_tag_policy(*rng.pick(&[StrayEndTagPolicy::Drop, StrayEndTagPolicy::Passthrough]))
+        .with_unknown_mode(*rng.pick(&[
+            UnknownMode::Strip,
+            UnknownMode::Passthrough,
+            UnknownMode::TreatAsText,
+        ]))
+        .with_stray_end_tag_policy(
+            *rng.pick(&[StrayEndTagPolicy::Drop, StrayEndTagPolicy::Passthrough]),
+        )
         .with_decode_entities(rng.chance(60))
-        .with_duplicate_attrs(*rng.pick(&[DuplicateAttrs::Last, DuplicateAttrs::First, DuplicateAttrs::All]));
+        .with_duplicate_attrs(*rng.pick(&[
+            DuplicateAttrs::Last,
+            DuplicateAttrs::First,
+            DuplicateAttrs::All,
+        ]));
     if rng.chance(25) {
         c = c.with_max_tag_bytes(3 + rng.below(30)).unwrap();
     }
@@ -52,7 +131,7 @@ fn random_config(rng: &mut Rng) -> Config {
 fn random_input(rng: &mut Rng, pieces: usize) -> String {
     let mut s = String::new();
     for _ in 0..pieces {
-        s.push_str(*rng.pick(PIECES));
+        s.push_str(rng.pick_str(PIECES));
     }
     s
 }
@@ -64,16 +143,28 @@ fn check(config: &Config, input: &str, rng: &mut Rng, what: &str) {
         let k = 1 + rng.below(bytes.len().max(1));
         let cuts = random_cuts(rng, bytes.len(), k);
         let got = run_bytes(config, &split_at(bytes, &cuts));
-        assert_eq!(got, want, "{what}: bytes round {round} cuts {cuts:?}\ninput {input:?}\nconfig {config:?}");
+        assert_eq!(
+            got, want,
+            "{what}: bytes round {round} cuts {cuts:?}\ninput {input:?}\nconfig {config:?}"
+        );
         let ccuts = to_char_cuts(input, &cuts);
         let parts = split_at(bytes, &ccuts);
-        let strs: Vec<&str> = parts.iter().map(|p| std::str::from_utf8(p).unwrap()).collect();
+        let strs: Vec<&str> = parts
+            .iter()
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
         let got = run_str(config, &strs);
-        assert_eq!(got, want, "{what}: str round {round} cuts {ccuts:?}\ninput {input:?}\nconfig {config:?}");
+        assert_eq!(
+            got, want,
+            "{what}: str round {round} cuts {ccuts:?}\ninput {input:?}\nconfig {config:?}"
+        );
     }
     let ones: Vec<usize> = (1..bytes.len()).collect();
     let got = run_bytes(config, &split_at(bytes, &ones));
-    assert_eq!(got, want, "{what}: 1-byte chunks\ninput {input:?}\nconfig {config:?}");
+    assert_eq!(
+        got, want,
+        "{what}: 1-byte chunks\ninput {input:?}\nconfig {config:?}"
+    );
 }
 
 #[test]
@@ -84,7 +175,12 @@ fn random_soup_is_chunk_invariant() {
         let config = random_config(&mut rng);
         let n = 1 + rng.below(30);
         let input = random_input(&mut rng, n);
-        check(&config, &input, &mut rng, &format!("case {case} seed {seed}"));
+        check(
+            &config,
+            &input,
+            &mut rng,
+            &format!("case {case} seed {seed}"),
+        );
     }
 }
 
@@ -102,7 +198,13 @@ fn large_inputs_are_chunk_invariant() {
             let k = 1 + rng.below(bytes.len() / 2);
             let cuts = random_cuts(&mut rng, bytes.len(), k);
             let got = run_bytes(&config, &split_at(bytes, &cuts));
-            assert_eq!(got, want, "large case {case} seed {seed} ({} bytes, {} cuts)", bytes.len(), cuts.len());
+            assert_eq!(
+                got,
+                want,
+                "large case {case} seed {seed} ({} bytes, {} cuts)",
+                bytes.len(),
+                cuts.len()
+            );
         }
     }
 }
@@ -130,7 +232,11 @@ fn invalid_utf8_same_offset_under_any_split() {
                     }
                 }
             }
-            assert_eq!(err, Some(Error::InvalidUtf8 { offset: bad as u64 }), "split {i} {j}");
+            assert_eq!(
+                err,
+                Some(Error::InvalidUtf8 { offset: bad as u64 }),
+                "split {i} {j}"
+            );
             assert!(matches!(p.update("more"), Err(Error::Poisoned { .. })));
             d.extend(p.finish().expect("finish after an error ends the input"));
             let valid = std::str::from_utf8(&input[..bad]).unwrap();

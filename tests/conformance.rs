@@ -83,7 +83,9 @@ fn parse_anns(s: &str) -> Result<Vec<ExpAnn>, String> {
                 break;
             }
             if let Some(r) = rest.strip_prefix('@') {
-                let e = r.find(|c: char| c.is_whitespace() || c == ';').unwrap_or(r.len());
+                let e = r
+                    .find(|c: char| c.is_whitespace() || c == ';')
+                    .unwrap_or(r.len());
                 reason = Some(r[..e].to_string());
                 rest = &r[e..];
                 continue;
@@ -102,7 +104,9 @@ fn parse_anns(s: &str) -> Result<Vec<ExpAnn>, String> {
                         v => vec![v],
                     }
                 } else {
-                    let e = r.find(|c: char| c.is_whitespace() || c == ';').unwrap_or(r.len());
+                    let e = r
+                        .find(|c: char| c.is_whitespace() || c == ';')
+                        .unwrap_or(r.len());
                     let v = Value::String(r[..e].to_string());
                     rest = &r[e..];
                     vec![v]
@@ -121,7 +125,10 @@ fn parse_event(kind: &str, rest: &str) -> Result<ExpEvent, String> {
     match kind {
         "seg" => {
             let (v, r) = parse_json_prefix(rest.trim_start())?;
-            let text = v.as_str().ok_or("seg text must be a JSON string")?.to_string();
+            let text = v
+                .as_str()
+                .ok_or("seg text must be a JSON string")?
+                .to_string();
             Ok(ExpEvent::Seg(text, parse_anns(r)?))
         }
         "marker" => {
@@ -153,7 +160,10 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
     let file = path.file_name().unwrap().to_string_lossy().to_string();
     let mut named: BTreeMap<String, Value> = BTreeMap::new();
     named.insert("default".into(), serde_json::json!({}));
-    named.insert("compat".into(), serde_json::json!({"preset": "kindaxml_compat"}));
+    named.insert(
+        "compat".into(),
+        serde_json::json!({"preset": "kindaxml_compat"}),
+    );
     let mut cases: Vec<Case> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line_no = n + 1;
@@ -162,7 +172,9 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
             continue;
         }
         if let Some(def) = raw.strip_prefix("config ") {
-            let (name, json) = def.split_once(" = ").ok_or_else(|| err("expected `config NAME = {json}`".into()))?;
+            let (name, json) = def
+                .split_once(" = ")
+                .ok_or_else(|| err("expected `config NAME = {json}`".into()))?;
             let v: Value = serde_json::from_str(json).map_err(|e| err(e.to_string()))?;
             named.insert(name.trim().to_string(), v);
             continue;
@@ -176,7 +188,9 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
             });
             continue;
         }
-        let case = cases.last_mut().ok_or_else(|| err("line outside a case".into()))?;
+        let case = cases
+            .last_mut()
+            .ok_or_else(|| err("line outside a case".into()))?;
         let (key, rest) = match raw.split_once(':') {
             Some((k, r)) if !k.contains(' ') => (k, r),
             _ => (raw.trim(), ""),
@@ -191,10 +205,13 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
                         Some((a, b)) => (a.trim(), Some(b)),
                         None => (rest, None),
                     };
-                    let base = named.get(name).ok_or_else(|| err(format!("unknown config `{name}`")))?;
+                    let base = named
+                        .get(name)
+                        .ok_or_else(|| err(format!("unknown config `{name}`")))?;
                     match over {
                         Some(o) => {
-                            let o: Value = serde_json::from_str(o).map_err(|e| err(e.to_string()))?;
+                            let o: Value =
+                                serde_json::from_str(o).map_err(|e| err(e.to_string()))?;
                             merge_objects(base, &o)
                         }
                         None => base.clone(),
@@ -205,11 +222,17 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
             "input" => case.input = Some(rest.strip_prefix(' ').unwrap_or(rest).to_string()),
             "input-json" => {
                 let v: Value = serde_json::from_str(rest.trim()).map_err(|e| err(e.to_string()))?;
-                case.input = Some(v.as_str().ok_or_else(|| err("input-json must be a string".into()))?.to_string());
+                case.input = Some(
+                    v.as_str()
+                        .ok_or_else(|| err("input-json must be a string".into()))?
+                        .to_string(),
+                );
             }
             "update" => {
                 let v: Value = serde_json::from_str(rest.trim()).map_err(|e| err(e.to_string()))?;
-                let chunk = v.as_str().ok_or_else(|| err("update must be a JSON string".into()))?;
+                let chunk = v
+                    .as_str()
+                    .ok_or_else(|| err("update must be a JSON string".into()))?;
                 case.calls.push((Some(chunk.to_string()), Vec::new()));
             }
             "finish" => case.calls.push((None, Vec::new())),
@@ -232,17 +255,26 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
     for c in &mut cases {
         if !c.calls.is_empty() {
             if c.input.is_some() {
-                return Err(format!("{}:{}: promptness cases take their input from update: lines", c.file, c.line));
+                return Err(format!(
+                    "{}:{}: promptness cases take their input from update: lines",
+                    c.file, c.line
+                ));
             }
             c.input = Some(c.calls.iter().filter_map(|(ch, _)| ch.clone()).collect());
             if c.calls.last().is_some_and(|(ch, _)| ch.is_some()) {
                 c.calls.push((None, Vec::new()));
             }
         } else if c.expected.is_empty() && !c.empty {
-            return Err(format!("{}:{}: case `{}` expects nothing: write `empty` or seg: lines", c.file, c.line, c.name));
+            return Err(format!(
+                "{}:{}: case `{}` expects nothing: write `empty` or seg: lines",
+                c.file, c.line, c.name
+            ));
         }
         if c.input.is_none() || c.config.is_none() {
-            return Err(format!("{}:{}: case `{}` needs config: and input:", c.file, c.line, c.name));
+            return Err(format!(
+                "{}:{}: case `{}` needs config: and input:",
+                c.file, c.line, c.name
+            ));
         }
     }
     Ok(cases)
@@ -272,7 +304,10 @@ fn ann_matches(a: &Annotation, e: &ExpAnn) -> bool {
             AttrValue::True => Value::Bool(true),
         });
     }
-    got == e.attrs && e.reason.as_ref().is_none_or(|r| r == reason_name(a.close()))
+    got == e.attrs
+        && e.reason
+            .as_ref()
+            .is_none_or(|r| r == reason_name(a.close()))
 }
 
 fn show_ann(a: &Annotation) -> String {
@@ -292,7 +327,11 @@ fn show_events(evs: &[Event]) -> String {
             Event::Text(s) => format!(
                 "    seg: {:?} [{}]",
                 s.text(),
-                s.annotations().iter().map(show_ann).collect::<Vec<_>>().join("; ")
+                s.annotations()
+                    .iter()
+                    .map(show_ann)
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
             Event::Marker(m) => format!("    marker: {} [{}]", m.pos(), show_ann(m.annotation())),
         })
@@ -306,9 +345,14 @@ fn events_match(got: &[Event], want: &[ExpEvent]) -> bool {
             (Event::Text(s), ExpEvent::Seg(t, anns)) => {
                 s.text() == t
                     && s.annotations().len() == anns.len()
-                    && s.annotations().iter().zip(anns).all(|(a, e)| ann_matches(a, e))
+                    && s.annotations()
+                        .iter()
+                        .zip(anns)
+                        .all(|(a, e)| ann_matches(a, e))
             }
-            (Event::Marker(m), ExpEvent::Marker(p, e)) => m.pos() == *p && ann_matches(m.annotation(), e),
+            (Event::Marker(m), ExpEvent::Marker(p, e)) => {
+                m.pos() == *p && ann_matches(m.annotation(), e)
+            }
             _ => false,
         })
 }
@@ -321,18 +365,36 @@ fn doc_events(d: &Document) -> Vec<Event> {
 }
 
 fn run_case(case: &Case, seed: u64) -> Result<(), String> {
-    let config = Config::from_json_value(case.config.as_ref().unwrap()).map_err(|e| format!("config: {e}"))?;
+    let config = Config::from_json_value(case.config.as_ref().unwrap())
+        .map_err(|e| format!("config: {e}"))?;
     let input = case.input.as_deref().unwrap();
     let doc = parse(input, &config);
     if case.calls.is_empty() {
-        let mut want: Vec<ExpEvent> = case.expected.iter().filter(|e| matches!(e, ExpEvent::Seg(..))).cloned().collect();
-        want.extend(case.expected.iter().filter(|e| matches!(e, ExpEvent::Marker(..))).cloned());
+        let mut want: Vec<ExpEvent> = case
+            .expected
+            .iter()
+            .filter(|e| matches!(e, ExpEvent::Seg(..)))
+            .cloned()
+            .collect();
+        want.extend(
+            case.expected
+                .iter()
+                .filter(|e| matches!(e, ExpEvent::Marker(..)))
+                .cloned(),
+        );
         let got = doc_events(&doc);
         if !events_match(&got, &want) {
-            return Err(format!("one-shot parse differs; got:\n{}", show_events(&got)));
+            return Err(format!(
+                "one-shot parse differs; got:\n{}",
+                show_events(&got)
+            ));
         }
     } else {
-        let chunks: Vec<&str> = case.calls.iter().filter_map(|(c, _)| c.as_deref()).collect();
+        let chunks: Vec<&str> = case
+            .calls
+            .iter()
+            .filter_map(|(c, _)| c.as_deref())
+            .collect();
         let per_call = common::events_per_call(&config, &chunks);
         for (k, ((chunk, want), got)) in case.calls.iter().zip(&per_call).enumerate() {
             if !events_match(got, want) {
@@ -345,7 +407,9 @@ fn run_case(case: &Case, seed: u64) -> Result<(), String> {
         }
         let merged = Document::from_events(per_call.into_iter().flatten());
         if merged != doc {
-            return Err(format!("merged events differ from parse():\n got  {merged:?}\n want {doc:?}"));
+            return Err(format!(
+                "merged events differ from parse():\n got  {merged:?}\n want {doc:?}"
+            ));
         }
     }
     let mut rng = common::Rng::new(seed ^ (case.line as u64).wrapping_mul(0x9E37));
@@ -374,23 +438,35 @@ fn main() {
         };
         for case in cases {
             let id = format!("{}:{} {}", case.file, case.line, case.name);
-            if filter.as_ref().is_some_and(|flt| !id.contains(flt.as_str())) {
+            if filter
+                .as_ref()
+                .is_some_and(|flt| !id.contains(flt.as_str()))
+            {
                 continue;
             }
             match std::panic::catch_unwind(|| run_case(&case, seed)) {
                 Ok(Ok(())) => passed += 1,
                 Ok(Err(e)) => {
                     failed += 1;
-                    eprintln!("FAIL {id}\n  input: {:?}\n  {e}\n", case.input.as_deref().unwrap_or(""));
+                    eprintln!(
+                        "FAIL {id}\n  input: {:?}\n  {e}\n",
+                        case.input.as_deref().unwrap_or("")
+                    );
                 }
                 Err(_) => {
                     failed += 1;
-                    eprintln!("PANIC {id}\n  input: {:?}\n", case.input.as_deref().unwrap_or(""));
+                    eprintln!(
+                        "PANIC {id}\n  input: {:?}\n",
+                        case.input.as_deref().unwrap_or("")
+                    );
                 }
             }
         }
     }
-    println!("conformance: {passed} passed, {failed} failed (seed {seed}, {} files)", files.len());
+    println!(
+        "conformance: {passed} passed, {failed} failed (seed {seed}, {} files)",
+        files.len()
+    );
     if failed > 0 || passed == 0 {
         std::process::exit(1);
     }

@@ -33,10 +33,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use common::Rng;
 use kindaxml::{
-    AttrValue as KAttr, ParseResult, ParserConfig, RecoveryStrategy as KStrat, StrayEndTagPolicy as KStray,
-    UnknownMode as KUnknown,
+    AttrValue as KAttr, ParseResult, ParserConfig, RecoveryStrategy as KStrat,
+    StrayEndTagPolicy as KStray, UnknownMode as KUnknown,
 };
-use kindaxml_stream::{parse, AttrValue, Config, Document, StrayEndTagPolicy, Strategy, StreamParser, UnknownMode};
+use kindaxml_stream::{
+    parse, AttrValue, Config, Document, Strategy, StrayEndTagPolicy, StreamParser, UnknownMode,
+};
 
 type NAttrs = BTreeMap<String, Option<String>>;
 type NAnn = (String, NAttrs);
@@ -78,12 +80,20 @@ fn ours_normal(d: &Document) -> Normal {
     };
     let mut segments = Vec::new();
     for s in d.segments() {
-        push_seg(&mut segments, s.text(), s.annotations().iter().map(conv).collect());
+        push_seg(
+            &mut segments,
+            s.text(),
+            s.annotations().iter().map(conv).collect(),
+        );
     }
     Normal {
         text: d.text().to_string(),
         segments,
-        markers: d.markers().iter().map(|m| (m.pos(), conv(m.annotation()))).collect(),
+        markers: d
+            .markers()
+            .iter()
+            .map(|m| (m.pos(), conv(m.annotation())))
+            .collect(),
     }
 }
 
@@ -106,16 +116,26 @@ fn theirs_normal(r: &ParseResult) -> Normal {
     };
     let mut segments = Vec::new();
     for s in &r.segments {
-        push_seg(&mut segments, &s.text, s.annotations.iter().map(conv).collect());
+        push_seg(
+            &mut segments,
+            &s.text,
+            s.annotations.iter().map(conv).collect(),
+        );
     }
     Normal {
         text: r.text.clone(),
         segments,
-        markers: r.markers.iter().map(|m| (m.pos, conv(&m.annotation))).collect(),
+        markers: r
+            .markers
+            .iter()
+            .map(|m| (m.pos, conv(&m.annotation)))
+            .collect(),
     }
 }
 
-const RECOGNIZABLE: &[&str] = &["cite", "note", "todo", "claim", "risk", "code", "Ref", "x.y"];
+const RECOGNIZABLE: &[&str] = &[
+    "cite", "note", "todo", "claim", "risk", "code", "Ref", "x.y",
+];
 const UNKNOWN: &[&str] = &["weird", "span", "q-z", "ns:tag", "b1"];
 const STRATS: &[Strategy] = &[
     Strategy::RetroLine,
@@ -133,7 +153,11 @@ struct Gen {
 }
 
 fn gen_config(rng: &mut Rng) -> Gen {
-    let mut recognized: Vec<&'static str> = RECOGNIZABLE.iter().copied().filter(|_| rng.chance(45)).collect();
+    let mut recognized: Vec<&'static str> = RECOGNIZABLE
+        .iter()
+        .copied()
+        .filter(|_| rng.chance(45))
+        .collect();
     if recognized.is_empty() {
         recognized.push("cite");
     }
@@ -143,9 +167,20 @@ fn gen_config(rng: &mut Rng) -> Gen {
             per_tag.push((t, *rng.pick(STRATS)));
         }
     }
-    let effective = |t: &str| per_tag.iter().find(|(n, _)| *n == t).map_or(Strategy::RetroLine, |p| p.1);
-    let newlines = !recognized.iter().any(|t| effective(t) == Strategy::ForwardUntilTag);
-    let unknown = *rng.pick(&[UnknownMode::Strip, UnknownMode::Passthrough, UnknownMode::TreatAsText]);
+    let effective = |t: &str| {
+        per_tag
+            .iter()
+            .find(|(n, _)| *n == t)
+            .map_or(Strategy::RetroLine, |p| p.1)
+    };
+    let newlines = !recognized
+        .iter()
+        .any(|t| effective(t) == Strategy::ForwardUntilTag);
+    let unknown = *rng.pick(&[
+        UnknownMode::Strip,
+        UnknownMode::Passthrough,
+        UnknownMode::TreatAsText,
+    ]);
     let any = rng.chance(75);
     let same = rng.chance(60);
     let trim = rng.chance(80);
@@ -178,8 +213,14 @@ fn gen_config(rng: &mut Rng) -> Gen {
         Strategy::RetroClaim => unreachable!("not in kindaxml"),
     };
     let kconfig = ParserConfig {
-        recognized_tags: recognized.iter().map(|s| s.to_string()).collect::<HashSet<_>>(),
-        per_tag_recovery: per_tag.iter().map(|(t, s)| (t.to_string(), kstrat(*s))).collect::<HashMap<_, _>>(),
+        recognized_tags: recognized
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<HashSet<_>>(),
+        per_tag_recovery: per_tag
+            .iter()
+            .map(|(t, s)| (t.to_string(), kstrat(*s)))
+            .collect::<HashMap<_, _>>(),
         unknown_mode: match unknown {
             UnknownMode::Strip => KUnknown::Strip,
             UnknownMode::Passthrough => KUnknown::Passthrough,
@@ -202,16 +243,49 @@ fn gen_config(rng: &mut Rng) -> Gen {
     }
 }
 
+/// Literal `<` that can never start a tag (D4-safe).
+const LITERAL_LT: &[&str] = &[
+    "<3 ", "<= ", "<<3", "</3 ", "<!x ", "<?y ", "<> ", "</> ", "1<2 ",
+];
+const NEWLINES: &[&str] = &["\n", "\n\n", "\r\n"];
+
 const WORDS: &[&str] = &[
-    "We", "shipped", "last", "week", "a", "the", "x", "1", "42", "héllo", "w日本", "i—j", "it's", "\"q\"", "e=mc2",
-    "AT&T", "&amp;", "&", "a>b", "end.", "(see", "this)", "ok!", "why?", "semi;", "col:", "x,y", "Ünï", "d\u{3000}e",
+    "We",
+    "shipped",
+    "last",
+    "week",
+    "a",
+    "the",
+    "x",
+    "1",
+    "42",
+    "héllo",
+    "w日本",
+    "i—j",
+    "it's",
+    "\"q\"",
+    "e=mc2",
+    "AT&T",
+    "&amp;",
+    "&",
+    "a>b",
+    "end.",
+    "(see",
+    "this)",
+    "ok!",
+    "why?",
+    "semi;",
+    "col:",
+    "x,y",
+    "Ünï",
+    "d\u{3000}e",
 ];
 
 fn gen_text(rng: &mut Rng, g: &Gen, out: &mut String) {
     // Always starts with an ASCII character (kindaxml panics otherwise).
     let n = 1 + rng.below(4);
     for i in 0..n {
-        let w = *rng.pick(WORDS);
+        let w = rng.pick_str(WORDS);
         if i == 0 && !w.as_bytes()[0].is_ascii() {
             out.push('z');
         }
@@ -226,7 +300,7 @@ fn gen_text(rng: &mut Rng, g: &Gen, out: &mut String) {
     }
     if rng.chance(8) {
         // Literal `<` that can never start a tag (D4-safe).
-        out.push_str(*rng.pick(&["<3 ", "<= ", "<<3", "</3 ", "<!x ", "<?y ", "<> ", "</> ", "1<2 "]));
+        out.push_str(rng.pick_str(LITERAL_LT));
     }
 }
 
@@ -247,9 +321,18 @@ fn gen_attrs(rng: &mut Rng, out: &mut String) {
         let broken_ok = i == n - 1;
         match rng.below(7) {
             0 => {}
-            1 => out.push_str(&format!("={}", rng.pick(&["1", "2", "x.y", "it's", "a=b", "日本", "q?", "-3"]))),
-            2 => out.push_str(&format!("=\"{}\"", rng.pick(&["1, 2", "a<b", "it's", "", "x / y", "&amp;", " sp "]))),
-            3 => out.push_str(&format!("='{}'", rng.pick(&["1", "say \"hi\"", "<", "a b"]))),
+            1 => out.push_str(&format!(
+                "={}",
+                rng.pick(&["1", "2", "x.y", "it's", "a=b", "日本", "q?", "-3"])
+            )),
+            2 => out.push_str(&format!(
+                "=\"{}\"",
+                rng.pick(&["1, 2", "a<b", "it's", "", "x / y", "&amp;", " sp "])
+            )),
+            3 => out.push_str(&format!(
+                "='{}'",
+                rng.pick(&["1", "say \"hi\"", "<", "a b"])
+            )),
             4 => out.push_str(&format!(" = \"{}\"", rng.pick(&["v", "w x"]))),
             5 if broken_ok => out.push_str(&format!("=\"{}", rng.pick(&["1 2", "4 ok=yes", "x"]))),
             _ => out.push_str("=7"),
@@ -287,7 +370,7 @@ fn gen_input(rng: &mut Rng, g: &Gen) -> String {
                 let body = *rng.pick(&["Use < and > freely", "a]b", "x]]y", "&lt;", "", "日本"]);
                 s.push_str(&format!("<![CDATA[{body}]]>"));
             }
-            10 if g.newlines => s.push_str(*rng.pick(&["\n", "\n\n", "\r\n"])),
+            10 if g.newlines => s.push_str(rng.pick_str(NEWLINES)),
             _ => s.push(' '),
         }
     }
@@ -326,12 +409,20 @@ fn agrees_with_kindaxml_0_1_0() {
         let theirs = theirs_normal(&kindaxml::parse(&input, &g.kconfig));
         let one_shot = parse(&input, &g.config);
         let chunked = feed_random(&g.config, &input, &mut rng);
-        assert_eq!(chunked, one_shot, "case {case} (seed {seed}): chunked != parse() for {input:?}");
+        assert_eq!(
+            chunked, one_shot,
+            "case {case} (seed {seed}): chunked != parse() for {input:?}"
+        );
         let ours = ours_normal(&one_shot);
         if std::env::var("KXS_SHOW").is_ok() && case < 12 {
             eprintln!("INPUT {input:?}\n  ours {:?}\n", ours.segments);
         }
-        if !one_shot.segments().iter().all(|s| s.annotations().is_empty()) || !one_shot.markers().is_empty() {
+        if !one_shot
+            .segments()
+            .iter()
+            .all(|s| s.annotations().is_empty())
+            || !one_shot.markers().is_empty()
+        {
             tags_seen += 1;
         }
         assert_eq!(
@@ -341,5 +432,8 @@ fn agrees_with_kindaxml_0_1_0() {
         );
     }
     // The generator must actually exercise annotations, not just plain text.
-    assert!(tags_seen * 2 > n, "only {tags_seen} of {n} cases produced annotations");
+    assert!(
+        tags_seen * 2 > n,
+        "only {tags_seen} of {n} cases produced annotations"
+    );
 }

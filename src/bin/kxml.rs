@@ -84,7 +84,9 @@ fn parse_args() -> Result<Option<Args>, Fail> {
     while let Some(arg) = it.next() {
         if only_files || arg == "-" || !arg.starts_with('-') {
             if a.input.replace(arg.clone()).is_some() {
-                return Err(Fail::Usage(format!("unexpected argument `{arg}` (one input at most)")));
+                return Err(Fail::Usage(format!(
+                    "unexpected argument `{arg}` (one input at most)"
+                )));
             }
             continue;
         }
@@ -119,7 +121,11 @@ fn parse_args() -> Result<Option<Args>, Fail> {
                 let v = value("--chunk-size")?;
                 match v.parse::<usize>() {
                     Ok(n) if n > 0 => a.chunk_size = Some(n),
-                    _ => return Err(Fail::Usage(format!("--chunk-size: expected a positive integer, got `{v}`"))),
+                    _ => {
+                        return Err(Fail::Usage(format!(
+                            "--chunk-size: expected a positive integer, got `{v}`"
+                        )))
+                    }
                 }
             }
             "--format" => {
@@ -131,8 +137,8 @@ fn parse_args() -> Result<Option<Args>, Fail> {
                     "count" => Format::Count,
                     _ => {
                         return Err(Fail::Usage(format!(
-                            "--format: unknown format `{v}` (expected document, jsonl, text or count)"
-                        )))
+                        "--format: unknown format `{v}` (expected document, jsonl, text or count)"
+                    )))
                     }
                 };
             }
@@ -161,8 +167,14 @@ fn load_config(a: &Args) -> Result<Config, Fail> {
         None => Config::default(),
     };
     if let Some(tags) = &a.tags {
-        let list: Vec<&str> = tags.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
-        config = config.with_tags(list).map_err(|e| Fail::Usage(format!("--tags: {e}")))?;
+        let list: Vec<&str> = tags
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect();
+        config = config
+            .with_tags(list)
+            .map_err(|e| Fail::Usage(format!("--tags: {e}")))?;
     }
     Ok(config)
 }
@@ -248,7 +260,9 @@ fn run() -> Result<(), Fail> {
     let config = load_config(&args)?;
     let mut input: Box<dyn Read> = match args.input.as_deref() {
         None | Some("-") => Box::new(io::stdin().lock()),
-        Some(path) => Box::new(File::open(path).map_err(|e| Fail::Io(format!("cannot open `{path}`: {e}")))?),
+        Some(path) => {
+            Box::new(File::open(path).map_err(|e| Fail::Io(format!("cannot open `{path}`: {e}")))?)
+        }
     };
     let mut parser = StreamParser::new(&config).with_lossy_utf8(args.lossy);
     let stdout = io::stdout().lock();

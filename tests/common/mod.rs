@@ -28,6 +28,9 @@ impl Rng {
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
+    pub fn pick_str<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
 }
 
 /// Seed from the environment (`KXS_SEED`), else `default`.
@@ -111,14 +114,21 @@ pub fn to_char_cuts(s: &str, cuts: &[usize]) -> Vec<usize> {
 /// and chars), every 3-way split for short inputs, 1-byte and 1-char chunks, and `randoms`
 /// random chunkings. Returns a description of the first chunking whose merged events differ
 /// from `parse()`.
-pub fn check_chunk_invariance(config: &Config, input: &str, rng: &mut Rng, randoms: usize) -> Result<(), String> {
+pub fn check_chunk_invariance(
+    config: &Config,
+    input: &str,
+    rng: &mut Rng,
+    randoms: usize,
+) -> Result<(), String> {
     let want = parse(input, config);
     let bytes = input.as_bytes();
     let n = bytes.len();
     let check_bytes = |cuts: &[usize], what: &str| -> Result<(), String> {
         let got = run_bytes(config, &split_at(bytes, cuts));
         if got != want {
-            return Err(format!("{what} (bytes, cuts {cuts:?}):\n got  {got:?}\n want {want:?}"));
+            return Err(format!(
+                "{what} (bytes, cuts {cuts:?}):\n got  {got:?}\n want {want:?}"
+            ));
         }
         Ok(())
     };
@@ -147,7 +157,9 @@ pub fn check_chunk_invariance(config: &Config, input: &str, rng: &mut Rng, rando
             .collect();
         let got = run_str(config, &strs);
         if got != want {
-            return Err(format!("{what} (str, cuts {cuts:?}):\n got  {got:?}\n want {want:?}"));
+            return Err(format!(
+                "{what} (str, cuts {cuts:?}):\n got  {got:?}\n want {want:?}"
+            ));
         }
         Ok(())
     };

@@ -1,0 +1,308 @@
+//! Deterministic LLM-like corpora for benches and memory checks (shared by
+//! `benches/throughput.rs` and `examples/gen_corpus.rs`). Nothing large is committed.
+#![allow(dead_code)]
+
+use std::io;
+
+/// A corpus shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Markdown paragraphs and lists with a recognized tag about every 200 bytes: closed and
+    /// postfix cites, notes, self-closing todos, broken quotes, stray closers, CDATA, unknown
+    /// tags, code fences.
+    Prose,
+    /// A tag about every 20 bytes.
+    Dense,
+    /// No `<` at all.
+    Plain,
+    /// Non-Latin prose with postfix cites.
+    Unicode,
+    /// `<a` with no `>`.
+    LtFlood,
+    /// Attribute quotes that never close, with `<` inside.
+    OpenQuote,
+    /// One line of postfix cites, no newline.
+    OneLine,
+    /// Bare `&` and unfinished references.
+    AmpFlood,
+    /// Deeply nested open tags, then their closers (for nested mode).
+    DeepNest,
+}
+
+impl Shape {
+    pub const ALL: [Shape; 9] = [
+        Shape::Prose,
+        Shape::Dense,
+        Shape::Plain,
+        Shape::Unicode,
+        Shape::LtFlood,
+        Shape::OpenQuote,
+        Shape::OneLine,
+        Shape::AmpFlood,
+        Shape::DeepNest,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Prose => "prose",
+            Shape::Dense => "dense",
+            Shape::Plain => "plain",
+            Shape::Unicode => "unicode",
+            Shape::LtFlood => "lt_flood",
+            Shape::OpenQuote => "open_quote",
+            Shape::OneLine => "one_line",
+            Shape::AmpFlood => "amp_flood",
+            Shape::DeepNest => "deep_nest",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Shape> {
+        Shape::ALL.into_iter().find(|x| x.name() == s)
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "release",
+    "latency",
+    "engine",
+    "we",
+    "shipped",
+    "customers",
+    "reported",
+    "fewer",
+    "crashes",
+    "after",
+    "migration",
+    "and",
+    "throughput",
+    "improved",
+    "by",
+    "forty",
+    "percent",
+    "in",
+    "most",
+    "regions",
+    "while",
+    "costs",
+    "stayed",
+    "flat",
+    "because",
+    "the",
+    "cache",
+    "now",
+    "holds",
+    "hot",
+    "keys",
+    "longer",
+    "than",
+    "before",
+    "data",
+];
+const UNICODE_WORDS: &[&str] = &[
+    "発表",
+    "された",
+    "新しい",
+    "エンジン",
+    "は",
+    "遅延",
+    "を",
+    "減らし",
+    "ました",
+    "Производительность",
+    "выросла",
+    "на",
+    "сорок",
+    "процентов",
+    "Η",
+    "απόδοση",
+    "βελτιώθηκε",
+    "σημαντικά",
+    "数据",
+    "显示",
+    "错误",
+    "减少",
+];
+
+fn sentence(rng: &mut Rng, words: &[&str], out: &mut String) {
+    let n = 6 + rng.below(10);
+    for i in 0..n {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(rng.pick(words));
+    }
+}
+
+/// One unit of the shape (a paragraph, a list, a tag…).
+fn unit(shape: Shape, rng: &mut Rng, id: &mut u64, out: &mut String) {
+    *id += 1;
+    let id = *id % 97;
+    match shape {
+        Shape::Prose => {
+            match rng.below(10) {
+                0 => {
+                    out.push_str("## Section ");
+                    out.push_str(&id.to_string());
+                    out.push_str("\n\n");
+                }
+                1 => {
+                    for _ in 0..3 {
+                        out.push_str("- ");
+                        sentence(rng, WORDS, out);
+                        out.push_str(&format!(" <todo owner=ana id={id}/>\n"));
+                    }
+                    out.push('\n');
+                }
+                2 => {
+                    out.push_str("```rust\nlet v: Vec<u8> = read(path)?; if a < b && c > d { return; }\n```\n\n");
+                }
+                _ => {
+                    // A paragraph: one long line, about one recognized tag per 200 bytes.
+                    for k in 0..4 {
+                        sentence(rng, WORDS, out);
+                        match (k + rng.below(7)) % 7 {
+                            0 => out.push_str(&format!(" <cite id={id}>.")),
+                            1 => out.push_str(&format!(" <cite id=\"{id}\" src='dashboard>.")),
+                            2 => {
+                                out.push_str(" <note>");
+                                sentence(rng, WORDS, out);
+                                out.push_str("</note>.");
+                            }
+                            3 => out.push_str(
+                                " and R&D said <b>so</b>, see <![CDATA[a<b]]> &amp; more</x>.",
+                            ),
+                            4 => {
+                                out.push_str(" <cite id=");
+                                out.push_str(&id.to_string());
+                                out.push('>');
+                                sentence(rng, WORDS, out);
+                                out.push_str("</cite>.");
+                            }
+                            _ => out.push('.'),
+                        }
+                        out.push(' ');
+                    }
+                    out.push_str("\n\n");
+                }
+            }
+        }
+        Shape::Dense => {
+            out.push_str(rng.pick(WORDS));
+            out.push(' ');
+            out.push_str(match rng.below(5) {
+                0 => "<cite id=1>. ",
+                1 => "<note>x</note> ",
+                2 => "<todo/> ",
+                3 => "<b>b</b> ",
+                _ => "<cite id=2>ok</cite> ",
+            });
+            if rng.below(8) == 0 {
+                out.push('\n');
+            }
+        }
+        Shape::Plain => {
+            sentence(rng, WORDS, out);
+            out.push_str(if rng.below(4) == 0 { ".\n\n" } else { ". " });
+        }
+        Shape::Unicode => {
+            sentence(rng, UNICODE_WORDS, out);
+            out.push_str(if rng.below(2) == 0 {
+                " <cite id=1>。"
+            } else {
+                "。"
+            });
+            if rng.below(4) == 0 {
+                out.push('\n');
+            }
+        }
+        Shape::LtFlood => out.push_str("<a"),
+        Shape::OpenQuote => out.push_str("<a x=\"text <b y=1 "),
+        Shape::OneLine => {
+            sentence(rng, WORDS, out);
+            out.push_str(&format!(" <cite id={id}>. "));
+        }
+        Shape::AmpFlood => out.push_str(rng.pick(&["&", "&amp", "&#12", "& ", "&&", "&#x1F"])),
+        Shape::DeepNest => out.push_str("<a><b>"),
+    }
+}
+
+/// Writes `size` bytes of `shape` (cut at a char boundary) to `sink`.
+pub fn generate(
+    shape: Shape,
+    size: u64,
+    seed: u64,
+    sink: &mut dyn FnMut(&str) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut rng = Rng(seed);
+    let mut id = 0;
+    let mut buf = String::with_capacity(1 << 16);
+    // DeepNest: half opening tags, then a body, then the closers.
+    let nest_half = size / 2;
+    let mut written: u64 = 0;
+    let mut opened: u64 = 0;
+    while written < size {
+        buf.clear();
+        while buf.len() < 1 << 15 {
+            if shape == Shape::DeepNest && written + buf.len() as u64 >= nest_half {
+                break;
+            }
+            unit(shape, &mut rng, &mut id, &mut buf);
+            if shape == Shape::DeepNest {
+                opened += 1;
+            }
+        }
+        if shape == Shape::DeepNest && written + buf.len() as u64 >= nest_half {
+            if buf.is_empty() {
+                // Body and closers.
+                buf.push_str("deep");
+                while buf.len() < 1 << 15 && opened > 0 {
+                    buf.push_str("</b></a>");
+                    opened -= 1;
+                }
+                if opened == 0 && buf.len() < 8 {
+                    buf.push_str(" tail");
+                }
+            }
+        }
+        let left = (size - written) as usize;
+        let mut cut = buf.len().min(left);
+        while !buf.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut == 0 {
+            break;
+        }
+        sink(&buf[..cut])?;
+        written += cut as u64;
+    }
+    Ok(())
+}
+
+/// The whole corpus as a string.
+pub fn corpus(shape: Shape, size: usize, seed: u64) -> String {
+    let mut s = String::with_capacity(size);
+    let _ = generate(shape, size as u64, seed, &mut |c: &str| {
+        s.push_str(c);
+        Ok(())
+    });
+    s
+}

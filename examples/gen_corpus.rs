@@ -1,0 +1,50 @@
+//! Deterministic corpus generator: LLM-like shapes at any size, written to stdout.
+//!
+//! ```text
+//! cargo run --release --example gen_corpus -- SHAPE SIZE [SEED]
+//!   SHAPE: prose | dense | plain | unicode | lt_flood | open_quote | one_line | amp_flood | deep_nest
+//!   SIZE:  bytes, with an optional K/M/G suffix (e.g. 100M)
+//! ```
+//!
+//! Nothing large is committed: benches and CI generate what they need. The same shape, size
+//! and seed always give the same bytes.
+
+use std::io::{self, BufWriter, Write};
+
+use kindaxml_stream_corpus::{generate, Shape};
+
+#[path = "../benches/corpus.rs"]
+mod kindaxml_stream_corpus;
+
+fn parse_size(s: &str) -> Option<u64> {
+    let (num, mult) = match s.as_bytes().last()? {
+        b'K' | b'k' => (&s[..s.len() - 1], 1 << 10),
+        b'M' | b'm' => (&s[..s.len() - 1], 1 << 20),
+        b'G' | b'g' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: gen_corpus SHAPE SIZE [SEED]   (shapes: prose dense plain unicode lt_flood open_quote one_line amp_flood deep_nest)";
+    let (Some(shape), Some(size)) = (
+        args.first().and_then(|s| Shape::from_name(s)),
+        args.get(1).and_then(|s| parse_size(s)),
+    ) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let seed = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let r = generate(shape, size, seed, &mut |chunk: &str| {
+        out.write_all(chunk.as_bytes())
+    });
+    if let Err(e) = r.and_then(|()| out.flush()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("gen_corpus: {e}");
+            std::process::exit(1);
+        }
+    }
+}

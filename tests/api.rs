@@ -1,0 +1,352 @@
+//! Public API behaviour: promptness of single updates, errors, close information, auto traits.
+
+mod common;
+
+use common::Rng;
+use kindaxml_stream::{
+    parse, Close, Config, ConfigError, Document, Error, Event, Strategy, StreamParser,
+};
+
+fn texts(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text(s) => Some(s.text().to_string()),
+            Event::Marker(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn chunk_ending_inside_a_multibyte_character() {
+    let mut p = StreamParser::new(&Config::default());
+    let ev: Vec<Event> = p.update_bytes(b"Hello \xe6\x97").unwrap().collect();
+    assert_eq!(texts(&ev), ["Hello "]);
+    assert_eq!(p.output_len(), 6, "the partial character is not output yet");
+    let ev: Vec<Event> = p.update_bytes(b"\xa5!").unwrap().collect();
+    assert_eq!(texts(&ev), ["日!"]);
+    assert!(p.finish().unwrap().next().is_none());
+}
+
+#[test]
+fn chunk_ending_inside_constructs_holds_only_the_construct() {
+    let config = Config::default()
+        .with_tags(["cite"])
+        .unwrap()
+        .with_default_recovery(Strategy::ForwardUntilTag);
+    for (chunk, held) in [
+        ("text <ci", 3),
+        ("text &am", 3),
+        ("text <![CDA", 6),
+        ("text </ci", 4),
+        ("text <", 1),
+    ] {
+        let mut p = StreamParser::new(&config);
+        let ev: Vec<Event> = p.update(chunk).unwrap().collect();
+        assert_eq!(texts(&ev), ["text "], "{chunk}");
+        assert_eq!(p.pending_input_bytes(), held, "{chunk}");
+        assert_eq!(p.held_output_bytes(), 0, "{chunk}");
+    }
+}
+
+/// SPEC §6 / issue acceptance: with no retro tag configured, an update emits all of its
+/// plain text except an unfinished construct at its very end.
+#[test]
+fn no_retro_tags_means_nothing_held_but_a_trailing_construct() {
+    let config = Config::default()
+        .with_tags(["note", "todo"])
+        .unwrap()
+        .with_default_recovery(Strategy::ForwardUntilTag);
+    let pieces = [
+        "plain ",
+        "text",
+        "\n",
+        "日本語",
+        "&amp;",
+        "&",
+        "<",
+        "<3",
+        "<weird x=1>",
+        "</weird>",
+        "<![CDATA[a<b]]>",
+        "&#x41;",
+        "<john@x.org>",
+        " a < b ",
+        "\r\n",
+        "</note>",
+        "<todo/>",
+        "<a/b>",
+    ];
+    let mut rng = Rng::new(common::seed(5));
+    for _ in 0..300 {
+        let mut input = String::new();
+        for _ in 0..1 + rng.below(12) {
+            input.push_str(rng.pick_str(&pieces));
+        }
+        let mut p = StreamParser::new(&config);
+        let mut doc = Document::new();
+        let bytes = input.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let j = (i + 1 + rng.below(6)).min(bytes.len());
+            doc.extend(p.update_bytes(&bytes[i..j]).unwrap());
+            assert_eq!(
+                p.held_output_bytes(),
+                0,
+                "held output after {:?} of {input:?}",
+                &input.as_bytes()[..j]
+            );
+            i = j;
+        }
+        doc.extend(p.finish().unwrap());
+        assert_eq!(doc, parse(&input, &config));
+    }
+}
+
+#[test]
+fn forward_content_is_emitted_before_its_tag_closes() {
+    let config = Config::default()
+        .with_tags(["note"])
+        .unwrap()
+        .with_recovery("note", Strategy::ForwardUntilTag)
+        .unwrap();
+    let mut p = StreamParser::new(&config);
+    let ev: Vec<Event> = p.update("<note>Check the logs").unwrap().collect();
+    let Event::Text(seg) = &ev[0] else {
+        panic!("expected text")
+    };
+    assert_eq!(seg.text(), "Check the logs");
+    let ann = seg.annotations()[0].clone();
+    assert_eq!(ann.tag(), "note");
+    assert_eq!(ann.close(), None, "still open");
+    let _ = p.update(" now</note>").unwrap().count();
+    assert_eq!(
+        ann.close(),
+        Some(Close::EndTag { offset: 24 }),
+        "filled in once known, in the same shared annotation"
+    );
+    assert_eq!(ann.strategy(), None);
+    assert_eq!(ann.source_offset(), 0);
+}
+
+#[test]
+fn recovered_annotations_say_why() {
+    let config = Config::default().with_tags(["cite", "todo"]).unwrap();
+    let doc = parse(
+        "A <cite id=1>. B <cite id=2>. C <cite id=3> <todo/>",
+        &config,
+    );
+    let closes: Vec<_> = doc
+        .segments()
+        .iter()
+        .flat_map(|s| s.annotations())
+        .map(|a| {
+            (
+                a.attrs()
+                    .get("id")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string(),
+                a.close(),
+                a.strategy(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        closes,
+        [
+            (
+                "1".into(),
+                Some(Close::AutoClosed { offset: 17 }),
+                Some(Strategy::RetroClaim)
+            ),
+            (
+                "2".into(),
+                Some(Close::AutoClosed { offset: 32 }),
+                Some(Strategy::RetroClaim)
+            ),
+            (
+                "3".into(),
+                Some(Close::AutoClosed { offset: 44 }),
+                Some(Strategy::RetroClaim)
+            ),
+        ]
+    );
+    let long = "x".repeat(20);
+    let limited = Config::default()
+        .with_tags(["note"])
+        .unwrap()
+        .with_default_recovery(Strategy::ForwardUntilTag)
+        .with_max_span_bytes(8)
+        .unwrap();
+    let doc = parse(&format!("<note>{long}"), &limited);
+    assert_eq!(doc.segments()[0].text(), "xxxxxxxx");
+    assert_eq!(
+        doc.segments()[0].annotations()[0].close(),
+        Some(Close::SpanLimit)
+    );
+    let doc = parse("<note>abc", &limited);
+    assert_eq!(
+        doc.segments()[0].annotations()[0].close(),
+        Some(Close::EndOfInput)
+    );
+}
+
+#[test]
+fn errors_after_finish_and_on_bad_input() {
+    let mut p = StreamParser::new(&Config::default());
+    let _ = p.update("x").unwrap().count();
+    let _ = p.finish().unwrap().count();
+    assert_eq!(p.update("y").err(), Some(Error::Finished));
+    assert_eq!(p.update_bytes(b"y").err(), Some(Error::Finished));
+    assert_eq!(p.finish().err(), Some(Error::Finished));
+    assert_eq!(Error::Finished.to_string(), "parser already finished");
+
+    let mut p = StreamParser::new(&Config::default());
+    let ev: Vec<Event> = p.update_bytes(b"abc\xe6\x97").unwrap().collect();
+    assert_eq!(texts(&ev), ["abc"]);
+    let err = p.finish().err().unwrap();
+    assert_eq!(err, Error::TruncatedUtf8 { offset: 3 });
+    assert_eq!(
+        err.to_string(),
+        "input ends inside a UTF-8 sequence that starts at byte offset 3"
+    );
+    assert!(
+        p.finish().unwrap().next().is_none(),
+        "a second finish ends the input before it"
+    );
+
+    let mut p = StreamParser::new(&Config::default());
+    let err = p.update_bytes(b"ok\xff").err().unwrap();
+    assert_eq!(err.to_string(), "invalid UTF-8 at input byte offset 2");
+    assert_eq!(
+        texts(&p.finish().unwrap().collect::<Vec<_>>()),
+        ["ok"],
+        "text before the bad byte is kept"
+    );
+
+    let mut p = StreamParser::new(&Config::default()).with_lossy_utf8(true);
+    let mut d = Document::new();
+    d.extend(p.update_bytes(b"ok\xff <x>\xe6").unwrap());
+    d.extend(p.finish().unwrap());
+    assert_eq!(d.text(), "ok\u{FFFD} <x>\u{FFFD}");
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let e = Config::default().with_tags(["cite", "9lives"]).unwrap_err();
+    assert_eq!(
+        e,
+        ConfigError::InvalidTagName {
+            field: "recognized_tags".into(),
+            name: "9lives".into()
+        }
+    );
+    assert!(e.to_string().contains("`9lives`") && e.to_string().contains("recognized_tags"));
+    let e = Config::default()
+        .with_tags(["cite", "Cite"])
+        .unwrap()
+        .with_case_sensitive_tags(false)
+        .unwrap_err();
+    assert!(matches!(e, ConfigError::Conflict { .. }), "{e}");
+    assert!(Config::default().with_max_span_bytes(0).is_err());
+    assert!(Config::default()
+        .with_recovery("a b", Strategy::Noop)
+        .is_err());
+    let e = Config::default().with_max_tag_bytes(0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "config field `max_tag_bytes`: must be at least 1"
+    );
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn json_config_errors_name_the_field() {
+    for (json, msg) in [
+        (
+            r#"{"recognised_tags":[]}"#,
+            "config: unknown field `recognised_tags`",
+        ),
+        (
+            r#"{"per_tag_recovery":{"cite":"retro"}}"#,
+            "config field `per_tag_recovery.cite`: unknown strategy `retro`",
+        ),
+        (
+            r#"{"unknown_mode":"keep"}"#,
+            "config field `unknown_mode`: unknown mode `keep`",
+        ),
+        (
+            r#"{"trim_punctuation":"yes"}"#,
+            "config field `trim_punctuation`: expected true or false",
+        ),
+        (
+            r#"{"recognized_tags":["ok","<bad>"]}"#,
+            "`<bad>` is not a tag name",
+        ),
+        (
+            r#"{"max_span_bytes":-1}"#,
+            "config field `max_span_bytes`: expected a positive integer",
+        ),
+        (
+            r#"{"preset":"strict"}"#,
+            "config field `preset`: unknown preset `strict`",
+        ),
+        (r#"[1]"#, "expected a JSON object"),
+        (r#"{"#, "config: invalid JSON"),
+    ] {
+        let e = Config::from_json(json).unwrap_err().to_string();
+        assert!(e.contains(msg), "{json}: {e}");
+    }
+    let c =
+        Config::from_json(r#"{"preset":"kindaxml_compat","recognized_tags":["cite"]}"#).unwrap();
+    assert_eq!(c, Config::kindaxml_compat().with_tags(["cite"]).unwrap());
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn json_output_shapes() {
+    let config = Config::default()
+        .with_tags(["cite", "todo"])
+        .unwrap()
+        .with_duplicate_attrs(kindaxml_stream::DuplicateAttrs::All);
+    let doc = parse(
+        "A \"q\" <cite z=2 id=1 flag id=3>. Start <todo b=2 a=1/> end",
+        &config,
+    );
+    assert_eq!(
+        doc.to_json(),
+        r#"{"text":"A \"q\" . Start  end","segments":[{"text":"A \"q\"","ann":[{"tag":"cite","attrs":{"flag":true,"id":["1","3"],"z":"2"}}]},{"text":" . Start  end","ann":[]}],"markers":[{"pos":14,"tag":"todo","attrs":{"a":"1","b":"2"}}]}"#
+    );
+    let mut p = StreamParser::new(&config);
+    let mut lines: Vec<String> = p
+        .update("x <todo/>y")
+        .unwrap()
+        .map(|e| e.to_json())
+        .collect();
+    assert!(
+        lines.is_empty(),
+        "the line is held: a postfix cite could still claim it"
+    );
+    lines.extend(p.finish().unwrap().map(|e| e.to_json()));
+    assert_eq!(
+        lines,
+        [
+            r#"{"type":"text","text":"x ","ann":[]}"#,
+            r#"{"type":"marker","pos":2,"tag":"todo","attrs":{}}"#,
+            r#"{"type":"text","text":"y","ann":[]}"#
+        ]
+    );
+}
+
+#[test]
+fn public_types_are_send_sync_unpin() {
+    fn check<T: Send + Sync + Unpin + 'static>() {}
+    check::<StreamParser>();
+    check::<Config>();
+    check::<Document>();
+    check::<Event>();
+    check::<kindaxml_stream::Segment>();
+    check::<kindaxml_stream::Annotation>();
+    check::<Error>();
+}

@@ -1,0 +1,322 @@
+//! The `kxml` binary (SPEC §10): formats, exit codes and messages, chunking, liveness.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const KXML: &str = env!("CARGO_BIN_EXE_kxml");
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/data")
+        .join(name)
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn kxml(args: &[&str], stdin: &[u8]) -> Out {
+    let mut child = Command::new(KXML)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kxml");
+    let mut input = child.stdin.take().unwrap();
+    let owned = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&owned);
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    }
+}
+
+const INPUT: &str = "We shipped last week <cite id=1>. Start <todo id=3/> end";
+
+#[test]
+fn document_format() {
+    let o = kxml(&["--tags", "cite,todo"], INPUT.as_bytes());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(
+        o.stdout,
+        concat!(
+            r#"{"text":"We shipped last week . Start  end","segments":[{"text":"We shipped last week","ann":[{"tag":"cite","attrs":{"id":"1"}}]},{"text":" . Start  end","ann":[]}],"markers":[{"pos":29,"tag":"todo","attrs":{"id":"3"}}]}"#,
+            "\n"
+        )
+    );
+}
+
+#[test]
+fn jsonl_text_and_count_formats() {
+    // From a file, the input arrives in one read: one update, then finish. The update emits
+    // up to "Start", which a later postfix cite on the line could still claim.
+    let file = std::env::temp_dir().join(format!("kxml-jsonl-{}.txt", std::process::id()));
+    std::fs::write(&file, INPUT).unwrap();
+    let o = kxml(
+        &[
+            "--tags",
+            "cite,todo",
+            "--format",
+            "jsonl",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    std::fs::remove_file(&file).ok();
+    assert_eq!(o.code, 0);
+    assert_eq!(
+        o.stdout.lines().collect::<Vec<_>>(),
+        [
+            r#"{"type":"text","text":"We shipped last week","ann":[{"tag":"cite","attrs":{"id":"1"}}]}"#,
+            r#"{"type":"text","text":" . ","ann":[]}"#,
+            r#"{"type":"text","text":"Start ","ann":[]}"#,
+            r#"{"type":"marker","pos":29,"tag":"todo","attrs":{"id":"3"}}"#,
+            r#"{"type":"text","text":" end","ann":[]}"#,
+        ]
+    );
+    let o = kxml(
+        &["--tags", "cite,todo", "--format", "text"],
+        INPUT.as_bytes(),
+    );
+    assert_eq!(o.stdout, "We shipped last week . Start  end");
+    let o = kxml(&["--tags=cite,todo", "--format=count"], INPUT.as_bytes());
+    assert_eq!(INPUT.len(), 56);
+    assert_eq!(
+        o.stdout,
+        "{\"bytes\":56,\"text_bytes\":33,\"segments\":2,\"markers\":1}\n"
+    );
+}
+
+#[test]
+fn compat_and_config_file() {
+    // kindaxml's defaults: unknown tags stripped, retro_line.
+    let o = kxml(
+        &["--compat", "--tags", "cite", "--format", "text"],
+        b"A <b>bold</b> claim <cite id=1>.",
+    );
+    assert_eq!(o.stdout, "A bold claim .");
+    let o = kxml(
+        &["--tags", "cite", "--format", "text"],
+        b"A <b>bold</b> claim <cite id=1>.",
+    );
+    assert_eq!(o.stdout, "A <b>bold</b> claim .");
+    let cfg = data("answer.json");
+    let o = kxml(
+        &["--config", cfg.to_str().unwrap(), "--format", "count"],
+        b"<note>x</note> <todo/>",
+    );
+    assert_eq!(
+        o.stdout,
+        "{\"bytes\":22,\"text_bytes\":2,\"segments\":2,\"markers\":1}\n"
+    );
+}
+
+#[test]
+fn errors_and_exit_codes() {
+    let dir = std::env::temp_dir().join(format!("kxml-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"recognized_tags":["cite"],"recovery":{"cite":"retro_line"}}"#,
+    )
+    .unwrap();
+    let o = kxml(&["--config", bad.to_str().unwrap()], b"x");
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("unknown field `recovery`"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stdout.is_empty());
+
+    std::fs::write(&bad, r#"{"per_tag_recovery":{"cite":"retro_lines"}}"#).unwrap();
+    let o = kxml(&["--config", bad.to_str().unwrap()], b"x");
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("per_tag_recovery.cite") && o.stderr.contains("retro_lines"),
+        "{}",
+        o.stderr
+    );
+
+    let o = kxml(&[], b"fine text\nthen \xff bad");
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("invalid UTF-8 at input byte offset 15"),
+        "{}",
+        o.stderr
+    );
+
+    let missing = dir.join("missing.txt");
+    let o = kxml(&[missing.to_str().unwrap()], b"");
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("missing.txt") && o.stderr.contains("cannot open"),
+        "{}",
+        o.stderr
+    );
+
+    for args in [
+        &["--format", "xml"][..],
+        &["--chunk-size", "0"],
+        &["--bogus"],
+        &["a", "b"],
+        &["--tags", "9x"],
+    ] {
+        let o = kxml(args, b"x");
+        assert_eq!(o.code, 2, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.starts_with("kxml: "), "{args:?}: {}", o.stderr);
+    }
+    let o = kxml(&["--lossy", "--format", "text"], b"a\xffb");
+    assert_eq!((o.code, o.stdout.as_str()), (0, "a\u{FFFD}b"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn chunk_size_one_equals_whole_input() {
+    let cfg = data("answer.json");
+    let sample = data("answer.txt");
+    for format in ["document", "jsonl", "text", "count"] {
+        let whole = kxml(
+            &[
+                "--config",
+                cfg.to_str().unwrap(),
+                "--format",
+                format,
+                sample.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(whole.code, 0, "{}", whole.stderr);
+        for n in ["1", "2", "7", "64"] {
+            let chunked = kxml(
+                &[
+                    "--config",
+                    cfg.to_str().unwrap(),
+                    "--format",
+                    format,
+                    "--chunk-size",
+                    n,
+                    sample.to_str().unwrap(),
+                ],
+                b"",
+            );
+            assert_eq!(chunked.code, 0);
+            if format == "jsonl" {
+                // Event boundaries may differ; the merged document may not.
+                let merge = |s: &str| -> (String, Vec<String>) {
+                    let mut text = String::new();
+                    let mut markers = Vec::new();
+                    for l in s.lines() {
+                        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                        match v["type"].as_str().unwrap() {
+                            "text" => text.push_str(v["text"].as_str().unwrap()),
+                            _ => markers.push(l.to_string()),
+                        }
+                    }
+                    (text, markers)
+                };
+                assert_eq!(
+                    merge(&chunked.stdout),
+                    merge(&whole.stdout),
+                    "jsonl chunk {n}"
+                );
+            } else {
+                assert_eq!(chunked.stdout, whole.stdout, "{format} chunk {n}");
+            }
+        }
+    }
+    // Stdin in 1-byte chunks, splitting UTF-8 characters.
+    let text = "日本 <cite id=1>. ünï <cite id=2>.";
+    let a = kxml(&["--tags", "cite"], text.as_bytes());
+    let b = kxml(&["--tags", "cite", "--chunk-size", "1"], text.as_bytes());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+/// `producer | kxml --format jsonl` is live: a final event is printed while the producer is
+/// still writing.
+#[test]
+fn jsonl_is_live() {
+    let mut child = Command::new(KXML)
+        .args(["--tags", "note", "--format", "jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    stdin
+        .write_all(b"First line of the answer\nsecond <no")
+        .unwrap();
+    stdin.flush().unwrap();
+    let first = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event before the input ends");
+    assert_eq!(
+        first,
+        r#"{"type":"text","text":"First line of the answer\n","ann":[]}"#
+    );
+    stdin.write_all(b"te>x</note>").unwrap();
+    drop(stdin);
+    let rest: Vec<String> = rx.iter().collect();
+    assert_eq!(
+        rest,
+        [
+            r#"{"type":"text","text":"second ","ann":[]}"#,
+            r#"{"type":"text","text":"x","ann":[{"tag":"note","attrs":{}}]}"#
+        ]
+    );
+    assert!(child.wait().unwrap().success());
+}
+
+/// `kxml … | head -c 10`: a closed stdout ends kxml quietly.
+#[test]
+fn closed_stdout_is_quiet() {
+    let mut child = Command::new(KXML)
+        .args(["--format", "text", "--chunk-size", "1000"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let block = "plain text without tags. ".repeat(4000);
+        for _ in 0..400 {
+            if stdin.write_all(block.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut ten = [0u8; 10];
+    stdout.read_exact(&mut ten).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0));
+}

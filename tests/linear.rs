@@ -1,0 +1,134 @@
+//! Linear time and bounded holding on pathological shapes (SPEC §6): each shape is fed as
+//! 1 MB in 1-byte chunks and must finish within a generous bound, and the 1-byte run must
+//! give the same document as one-shot. A quadratic path would take minutes here, not
+//! seconds.
+
+use std::time::{Duration, Instant};
+
+use kindaxml_stream::{parse, Config, Document, Strategy, StreamParser};
+
+const MB: usize = 1 << 20;
+
+fn repeat_to(unit: &str, size: usize) -> String {
+    let mut s = String::with_capacity(size + unit.len());
+    while s.len() < size {
+        s.push_str(unit);
+    }
+    s
+}
+
+/// Feeds `input` one byte at a time; returns the document, the time, and the largest
+/// amount of output held back after any update.
+fn feed_bytewise(config: &Config, input: &str) -> (Document, Duration, usize) {
+    let start = Instant::now();
+    let mut p = StreamParser::new(config);
+    let mut d = Document::new();
+    let mut max_held = 0;
+    for b in input.as_bytes().chunks(1) {
+        d.extend(p.update_bytes(b).expect("valid UTF-8"));
+        max_held = max_held.max(p.held_output_bytes());
+    }
+    d.extend(p.finish().expect("finish"));
+    (d, start.elapsed(), max_held)
+}
+
+/// Debug builds run ~20x slower than release; the bound is generous for both.
+fn bound() -> Duration {
+    Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 10 })
+}
+
+fn check_shape(name: &str, config: &Config, input: &str, held_bound: usize) {
+    let (doc, took, held) = feed_bytewise(config, input);
+    eprintln!(
+        "{name}: {} bytes in 1-byte chunks took {took:?}, max held {held}",
+        input.len()
+    );
+    assert!(took < bound(), "{name}: {took:?} for {} bytes", input.len());
+    assert!(
+        held <= held_bound,
+        "{name}: held {held} bytes (bound {held_bound})"
+    );
+    assert_eq!(
+        doc,
+        parse(input, config),
+        "{name}: 1-byte chunks differ from parse()"
+    );
+}
+
+fn cite_config() -> Config {
+    Config::default()
+        .with_tags(["cite", "a", "b", "note"])
+        .unwrap()
+        .with_recovery("note", Strategy::ForwardUntilTag)
+        .unwrap()
+}
+
+/// No postfix (retro) tag: nothing but an unfinished construct may be held.
+fn forward_config() -> Config {
+    Config::default()
+        .with_tags(["a", "b", "note"])
+        .unwrap()
+        .with_default_recovery(Strategy::ForwardUntilTag)
+}
+
+/// Runs a shape with the postfix-tag config (the current line may be held, up to
+/// `max_span_bytes`) and with the forward-only config (only a construct may be held).
+fn check_both(name: &str, input: &str) {
+    check_shape(
+        name,
+        &cite_config(),
+        input,
+        kindaxml_stream::DEFAULT_MAX_SPAN_BYTES + 4,
+    );
+    check_shape(name, &forward_config(), input, 16);
+}
+
+#[test]
+fn lt_flood_without_gt() {
+    check_both("<a flood", &repeat_to("<a", MB));
+    check_both("<a x flood", &repeat_to("<a x ", MB));
+}
+
+#[test]
+fn unclosed_quotes() {
+    // Each candidate opens a quote that never closes, so it runs to max_tag_bytes.
+    let input = format!("<a x=\"{}", repeat_to("text <b y=", MB));
+    check_both("open quote", &input);
+    let input = repeat_to("<a x='1 <b y=\"2 ", MB);
+    check_both("mixed open quotes", &input);
+}
+
+#[test]
+fn one_line_of_postfix_cites() {
+    let input = repeat_to("Claim number one is true <cite id=1>. ", MB);
+    // retro_claim: each sentence is emitted once the next cite closes its claim.
+    check_shape("one-line postfix cites", &cite_config(), &input, 256);
+    let compat = Config::kindaxml_compat().with_tags(["cite"]).unwrap();
+    // retro_line: the line is held (up to max_span_bytes) because a later cite may claim it.
+    let small = repeat_to("Claim number one is true <cite id=1>. ", MB / 16);
+    check_shape("one-line postfix cites, retro_line", &compat, &small, MB);
+}
+
+#[test]
+fn ampersand_floods() {
+    check_both("& flood", &repeat_to("&", MB));
+    check_both("&amp flood", &repeat_to("&amp", MB));
+    check_both("&# flood", &repeat_to("&#1234567", MB));
+}
+
+#[test]
+fn alternating_open_close_tags() {
+    check_both("flat alternation", &repeat_to("<a>x<b>y</b></a>", MB));
+    let nested = cite_config().with_autoclose_on_any_tag(false);
+    let half = repeat_to("<a><b>", MB / 2);
+    let input = format!("{half}deep{}", "</b></a>".repeat(half.len() / 6));
+    check_shape("deep nesting", &nested, &input, MB);
+}
+
+#[test]
+fn long_unclosed_forward_tag_streams() {
+    // A forward_until_tag note stays open for the whole input: its content is emitted as it
+    // arrives, only a trailing trimmable run is held.
+    let input = format!("<note>{}", repeat_to("word ", MB));
+    check_both("open note", &input);
+}
