@@ -270,8 +270,8 @@ pub fn generate(
                 opened += 1;
             }
         }
-        if shape == Shape::DeepNest && written + buf.len() as u64 >= nest_half {
-            if buf.is_empty() {
+        if shape == Shape::DeepNest && written + buf.len() as u64 >= nest_half && buf.is_empty() {
+            {
                 // Body and closers.
                 buf.push_str("deep");
                 while buf.len() < 1 << 15 && opened > 0 {

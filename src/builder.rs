@@ -29,7 +29,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::config::{Rules, Strategy};
+use crate::config::{Rules, SelfClosing, Strategy};
 use crate::output::{Annotation, Annotations, Attrs, Close, Event, Marker, Segment};
 use crate::text::{ceil_boundary, first_kept, floor_boundary, is_trim_char, last_kept_end};
 
@@ -79,6 +79,8 @@ struct OpenTag {
     /// Another span or open tag starts where this one does: its content is never emitted
     /// before it closes (the annotation order would depend on how both end).
     shared: bool,
+    /// An E5 self-closing tag: closed only by recovery, never by an end tag or a reopen.
+    e5: bool,
 }
 
 /// The last `retro_claim` markup seen.
@@ -458,12 +460,22 @@ impl Builder {
     /// A recognized start tag.
     pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
         self.autoclose(tag, src);
-        self.open_tag(tag, attrs, src);
+        let strategy = self.rules.tags[tag].strategy;
+        self.open_tag(tag, attrs, src, strategy, false);
     }
 
-    /// A recognized self-closing tag: a marker.
+    /// A recognized self-closing tag: a marker, or (E5) a forward annotation.
     pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
         self.autoclose(tag, src);
+        let strategy = match self.rules.tags[tag].self_closing {
+            SelfClosing::Marker => None,
+            SelfClosing::NextToken => Some(Strategy::ForwardNextToken),
+            SelfClosing::UntilNewline => Some(Strategy::ForwardUntilNewline),
+        };
+        if let Some(strategy) = strategy {
+            self.open_tag(tag, attrs, src, strategy, true);
+            return;
+        }
         let name = self.rules.tags[tag].name.clone();
         self.markers.push_back(Marker {
             pos: self.out_len,
@@ -477,7 +489,7 @@ impl Builder {
         if self.open_count[tag] == 0 {
             return false;
         }
-        let Some(i) = self.open.iter().rposition(|t| t.tag == tag) else {
+        let Some(i) = self.open.iter().rposition(|t| t.tag == tag && !t.e5) else {
             return false;
         };
         let c = self.out_len;
@@ -492,7 +504,7 @@ impl Builder {
     fn autoclose(&mut self, tag: usize, src: usize) {
         let c = self.out_len;
         if self.rules.autoclose_on_same_tag && self.open_count[tag] > 0 {
-            if let Some(i) = self.open.iter().rposition(|t| t.tag == tag) {
+            if let Some(i) = self.open.iter().rposition(|t| t.tag == tag && !t.e5) {
                 self.close_newer_than(i, c, Close::AutoClosed { offset: src });
                 if let Some(t) = self.pop_back() {
                     self.close_tag(t, c, Close::Reopened { offset: src });
@@ -517,9 +529,8 @@ impl Builder {
         }
     }
 
-    fn open_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
+    fn open_tag(&mut self, tag: usize, attrs: Attrs, src: usize, strategy: Strategy, e5: bool) {
         let p = self.out_len;
-        let strategy = self.rules.tags[tag].strategy;
         let trim = self.rules.trim;
         let rec = match strategy {
             Strategy::RetroLine => {
@@ -588,7 +599,9 @@ impl Builder {
                 span: ClaimSpan::Open(id),
             });
         }
-        self.open_count[tag] += 1;
+        if !e5 {
+            self.open_count[tag] += 1;
+        }
         let name = self.rules.tags[tag].name.clone();
         self.open.push_back(OpenTag {
             id,
@@ -607,6 +620,7 @@ impl Builder {
             dyn_kept: false,
             prefix_min,
             shared,
+            e5,
         });
     }
 
@@ -637,7 +651,9 @@ impl Builder {
     }
 
     fn forget(&mut self, t: &OpenTag) {
-        self.open_count[t.tag] -= 1;
+        if !t.e5 {
+            self.open_count[t.tag] -= 1;
+        }
         if t.dyn_kept {
             self.n_dyn -= 1;
         }
@@ -814,7 +830,9 @@ impl Builder {
         if start < self.held_start {
             // The final span of a forward tag whose content was emitted while it was open
             // (it covers exactly what was emitted with its annotation).
-            self.started.push(span);
+            if end > self.held_start {
+                self.started.push(span);
+            }
             return;
         }
         let at = self.pending.partition_point(|p| p.start <= start);
@@ -899,9 +917,11 @@ impl Builder {
         let mut pos = a;
         loop {
             while next < active.len() && active[next].start <= pos {
-                let key = active[next].key();
-                let at = cur.partition_point(|&k| active[k].key() < key);
-                cur.insert(at, next);
+                if active[next].end > pos {
+                    let key = active[next].key();
+                    let at = cur.partition_point(|&k| active[k].key() < key);
+                    cur.insert(at, next);
+                }
                 next += 1;
             }
             while self.markers.front().is_some_and(|m| m.pos <= pos) {

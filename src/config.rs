@@ -182,6 +182,76 @@ impl FromStr for DuplicateAttrs {
     }
 }
 
+/// What a recognized self-closing tag (`<tag/>`) does (E5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SelfClosing {
+    /// A zero-width [`Marker`](crate::Marker) at its position (kindaxml).
+    Marker,
+    /// Annotates the next run of alphanumerics, like an unclosed tag with
+    /// `forward_next_token`.
+    NextToken,
+    /// Annotates up to the end of the line, like an unclosed tag with
+    /// `forward_until_newline`.
+    UntilNewline,
+}
+
+impl SelfClosing {
+    /// The configuration name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SelfClosing::Marker => "marker",
+            SelfClosing::NextToken => "next_token",
+            SelfClosing::UntilNewline => "until_newline",
+        }
+    }
+}
+
+impl FromStr for SelfClosing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "marker" => Ok(SelfClosing::Marker),
+            "next_token" => Ok(SelfClosing::NextToken),
+            "until_newline" => Ok(SelfClosing::UntilNewline),
+            _ => Err(format!(
+                "unknown behaviour `{s}` (expected marker, next_token or until_newline)"
+            )),
+        }
+    }
+}
+
+/// What `<!-- -->`, `<?…?>` and `<!DOCTYPE …>` become (E6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Declarations {
+    /// Not units: `<!` / `<?` is a literal `<` and what follows is parsed as usual
+    /// (kindaxml).
+    Text,
+    /// Removed whole, tags inside included; one whose terminator does not come within
+    /// `max_tag_bytes` is text.
+    Drop,
+}
+
+impl Declarations {
+    /// The configuration name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Declarations::Text => "text",
+            Declarations::Drop => "drop",
+        }
+    }
+}
+
+impl FromStr for Declarations {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(Declarations::Text),
+            "drop" => Ok(Declarations::Drop),
+            _ => Err(format!("unknown mode `{s}` (expected text or drop)")),
+        }
+    }
+}
+
 /// Whether `name` is a tag Name: `[A-Za-z][A-Za-z0-9_\-:.]*`.
 pub fn is_valid_name(name: &str) -> bool {
     let b = name.as_bytes();
@@ -223,6 +293,13 @@ pub struct Config {
     pub(crate) duplicate_attrs: DuplicateAttrs,
     pub(crate) max_tag_bytes: usize,
     pub(crate) max_span_bytes: usize,
+    pub(crate) markdown_code: bool,
+    pub(crate) raw_tags: Vec<Arc<str>>,
+    pub(crate) aliases: Vec<(Arc<str>, Arc<str>)>,
+    pub(crate) self_closing: Vec<(Arc<str>, SelfClosing)>,
+    pub(crate) declarations: Declarations,
+    /// TagMatcher's leading-block mode: only a raw block at offset 0 is parsed.
+    pub(crate) leading_block_only: bool,
 }
 
 /// Default of [`Config::max_tag_bytes`]: 8 KiB.
@@ -249,19 +326,27 @@ impl Default for Config {
             duplicate_attrs: DuplicateAttrs::Last,
             max_tag_bytes: DEFAULT_MAX_TAG_BYTES,
             max_span_bytes: DEFAULT_MAX_SPAN_BYTES,
+            markdown_code: true,
+            raw_tags: Vec::new(),
+            aliases: Vec::new(),
+            self_closing: Vec::new(),
+            declarations: Declarations::Text,
+            leading_block_only: false,
         }
     }
 }
 
 impl Config {
     /// Exactly the defaults of `kindaxml` 0.1.0: unknown tags stripped, same-name reopen
-    /// closes explicitly, `retro_line` by default, no entity decoding. No tags recognized yet.
+    /// closes explicitly, `retro_line` by default, no entity decoding, no markdown code
+    /// protection. No tags recognized yet.
     pub fn kindaxml_compat() -> Self {
         Config {
             unknown_mode: UnknownMode::Strip,
             autoclose_on_same_tag: true,
             default_recovery: Strategy::RetroLine,
             decode_entities: false,
+            markdown_code: false,
             ..Config::default()
         }
     }
@@ -291,7 +376,7 @@ impl Config {
             }
         }
         self.recognized_tags = list;
-        self.check_case_conflicts()?;
+        self.check_names()?;
         Ok(self)
     }
 
@@ -368,7 +453,7 @@ impl Config {
     /// in case.
     pub fn with_case_sensitive_tags(mut self, on: bool) -> Result<Self, ConfigError> {
         self.case_sensitive_tags = on;
-        self.check_case_conflicts()?;
+        self.check_names()?;
         Ok(self)
     }
 
@@ -421,6 +506,110 @@ impl Config {
         }
         self.max_span_bytes = n;
         Ok(self)
+    }
+
+    /// Whether markdown code — fenced blocks and inline code spans — is literal text (E2).
+    /// Default: `true` (`false` in the compat preset).
+    pub fn with_markdown_code(mut self, on: bool) -> Self {
+        self.markdown_code = on;
+        self
+    }
+
+    /// Replaces the raw tags (E3): their content is literal up to the matching end tag
+    /// (same-name nesting deepens), they are never auto-closed by other tags, and they are
+    /// recognized even when not in `recognized_tags`. Unclosed at end of input they recover
+    /// with their per-tag strategy, by default `forward_until_tag`.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidTagName`] for a name that is not a Name.
+    pub fn with_raw_tags<I, S>(mut self, tags: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut list: Vec<Arc<str>> = Vec::new();
+        for t in tags {
+            let t = t.as_ref();
+            check_name("raw_tags", t)?;
+            if !list.iter().any(|x| &**x == t) {
+                list.push(t.into());
+            }
+        }
+        self.raw_tags = list;
+        self.check_names()?;
+        Ok(self)
+    }
+
+    /// Replaces the aliases (E3): extra names for a tag, e.g. `thinking` → `think`. The
+    /// annotation reports the canonical name; an end tag may use any alias of its tag. Alias
+    /// targets are recognized even when not in `recognized_tags`.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidTagName`] for a name that is not a Name; [`ConfigError::Conflict`]
+    /// for an alias equal to a recognized or raw tag, or whose target is itself an alias.
+    pub fn with_aliases<I, A, B>(mut self, aliases: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = (A, B)>,
+        A: AsRef<str>,
+        B: AsRef<str>,
+    {
+        let mut list: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+        for (a, b) in aliases {
+            let (a, b) = (a.as_ref(), b.as_ref());
+            check_name("aliases", a)?;
+            check_name(&format!("aliases.{a}"), b)?;
+            list.retain(|(x, _)| &**x != a);
+            list.push((a.into(), b.into()));
+        }
+        self.aliases = list;
+        self.check_names()?;
+        Ok(self)
+    }
+
+    /// Sets what a recognized self-closing tag does (E5). Default: `marker`.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidTagName`] if `tag` is not a Name.
+    pub fn with_self_closing(
+        mut self,
+        tag: &str,
+        behaviour: SelfClosing,
+    ) -> Result<Self, ConfigError> {
+        check_name("self_closing", tag)?;
+        self.self_closing.retain(|(t, _)| &**t != tag);
+        self.self_closing.push((tag.into(), behaviour));
+        Ok(self)
+    }
+
+    /// What declarations become (E6). Default: `text`.
+    pub fn with_declarations(mut self, mode: Declarations) -> Self {
+        self.declarations = mode;
+        self
+    }
+
+    pub(crate) fn with_leading_block_only(mut self, on: bool) -> Self {
+        self.leading_block_only = on;
+        self
+    }
+
+    /// See [`with_markdown_code`](Config::with_markdown_code).
+    pub fn markdown_code(&self) -> bool {
+        self.markdown_code
+    }
+
+    /// The raw tag names.
+    pub fn raw_tags(&self) -> impl Iterator<Item = &str> {
+        self.raw_tags.iter().map(|t| &**t)
+    }
+
+    /// The aliases, as `(alias, canonical)`.
+    pub fn aliases(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.aliases.iter().map(|(a, b)| (&**a, &**b))
+    }
+
+    /// See [`with_declarations`](Config::with_declarations).
+    pub fn declarations(&self) -> Declarations {
+        self.declarations
     }
 
     /// The recognized tag names, as configured.
@@ -489,15 +678,24 @@ impl Config {
         self.max_span_bytes
     }
 
-    fn check_case_conflicts(&self) -> Result<(), ConfigError> {
+    fn same_name(&self, a: &str, b: &str) -> bool {
         if self.case_sensitive_tags {
-            return Ok(());
+            a == b
+        } else {
+            a.eq_ignore_ascii_case(b)
         }
-        for (i, a) in self.recognized_tags.iter().enumerate() {
-            if let Some(b) = self.recognized_tags[..i]
-                .iter()
-                .find(|b| b.eq_ignore_ascii_case(a))
-            {
+    }
+
+    /// Cross-field checks: case collisions, aliases that shadow tags or chain.
+    fn check_names(&self) -> Result<(), ConfigError> {
+        let mut tags: Vec<&Arc<str>> = self.recognized_tags.iter().collect();
+        for r in &self.raw_tags {
+            if !tags.iter().any(|t| **t == *r) {
+                tags.push(r);
+            }
+        }
+        for (i, a) in tags.iter().enumerate() {
+            if let Some(b) = tags[..i].iter().find(|b| self.same_name(a, b)) {
                 return Err(ConfigError::Conflict {
                     field: "recognized_tags".into(),
                     name: a.to_string(),
@@ -505,7 +703,44 @@ impl Config {
                 });
             }
         }
+        for (i, (alias, target)) in self.aliases.iter().enumerate() {
+            if let Some(t) = tags.iter().find(|t| self.same_name(alias, t)) {
+                return Err(ConfigError::Conflict {
+                    field: format!("aliases.{alias}"),
+                    name: alias.to_string(),
+                    other: format!("the recognized tag `{t}`"),
+                });
+            }
+            if let Some((other, _)) = self.aliases.iter().find(|(x, _)| self.same_name(x, target)) {
+                return Err(ConfigError::Conflict {
+                    field: format!("aliases.{alias}"),
+                    name: target.to_string(),
+                    other: format!("the alias `{other}` (aliases do not chain)"),
+                });
+            }
+            if let Some((other, _)) = self.aliases[..i]
+                .iter()
+                .find(|(x, _)| self.same_name(x, alias))
+            {
+                return Err(ConfigError::Conflict {
+                    field: "aliases".into(),
+                    name: alias.to_string(),
+                    other: other.to_string(),
+                });
+            }
+        }
         Ok(())
+    }
+}
+
+fn check_name(field: &str, name: &str) -> Result<(), ConfigError> {
+    if is_valid_name(name) {
+        Ok(())
+    } else {
+        Err(ConfigError::InvalidTagName {
+            field: field.into(),
+            name: name.into(),
+        })
     }
 }
 
@@ -514,6 +749,8 @@ impl Config {
 pub(crate) struct TagRule {
     pub(crate) name: Arc<str>,
     pub(crate) strategy: Strategy,
+    pub(crate) raw: bool,
+    pub(crate) self_closing: SelfClosing,
 }
 
 /// A [`Config`] compiled for lookups: shared by every parser made from it.
@@ -531,6 +768,12 @@ pub(crate) struct Rules {
     pub(crate) duplicate_attrs: DuplicateAttrs,
     pub(crate) max_tag_bytes: usize,
     pub(crate) max_span_bytes: usize,
+    pub(crate) markdown_code: bool,
+    pub(crate) declarations: Declarations,
+    pub(crate) leading_block_only: bool,
+    /// Names (canonical and aliases, lowercased when matching is case-insensitive) that
+    /// count inside raw content, with their tag.
+    pub(crate) raw_names: Vec<(Box<[u8]>, usize)>,
     /// Some recognized tag recovers with `retro_line`.
     pub(crate) uses_retro_line: bool,
     /// Some recognized tag recovers with `retro_claim`.
@@ -550,17 +793,56 @@ impl Rules {
         for (t, s) in &c.per_tag_recovery {
             per_tag.insert(key(t), *s);
         }
-        let mut tags = Vec::new();
-        let mut lookup = HashMap::new();
-        for t in &c.recognized_tags {
-            let k = key(t);
-            let strategy = per_tag.get(&k).copied().unwrap_or(c.default_recovery);
+        let mut self_closing: HashMap<Box<str>, SelfClosing> = HashMap::new();
+        for (t, b) in &c.self_closing {
+            self_closing.insert(key(t), *b);
+        }
+        let mut tags: Vec<TagRule> = Vec::new();
+        let mut lookup: HashMap<Box<str>, usize> = HashMap::new();
+        let mut add = |name: &Arc<str>, raw: bool, tags: &mut Vec<TagRule>| {
+            let k = key(name);
+            if let Some(&id) = lookup.get(&k) {
+                tags[id].raw |= raw;
+                if raw && !per_tag.contains_key(&k) {
+                    tags[id].strategy = Strategy::ForwardUntilTag;
+                }
+                return;
+            }
+            let default = if raw {
+                Strategy::ForwardUntilTag
+            } else {
+                c.default_recovery
+            };
+            let strategy = per_tag.get(&k).copied().unwrap_or(default);
+            let sc = self_closing.get(&k).copied().unwrap_or(SelfClosing::Marker);
             lookup.insert(k, tags.len());
             tags.push(TagRule {
-                name: t.clone(),
+                name: name.clone(),
                 strategy,
+                raw,
+                self_closing: sc,
             });
+        };
+        for t in &c.recognized_tags {
+            add(t, false, &mut tags);
         }
+        for t in &c.raw_tags {
+            add(t, true, &mut tags);
+        }
+        for (_, target) in &c.aliases {
+            add(target, false, &mut tags);
+        }
+        for (alias, target) in &c.aliases {
+            if let Some(&id) = lookup.get(&key(target)) {
+                lookup.insert(key(alias), id);
+            }
+        }
+        let mut raw_names: Vec<(Box<[u8]>, usize)> = lookup
+            .iter()
+            .filter(|(_, &id)| tags[id].raw)
+            .map(|(k, &id)| (Box::<[u8]>::from(k.as_bytes()), id))
+            .collect();
+        raw_names.sort();
         let uses = |st: Strategy| tags.iter().any(|t| t.strategy == st);
         Rules {
             uses_retro_line: uses(Strategy::RetroLine),
@@ -577,6 +859,10 @@ impl Rules {
             duplicate_attrs: c.duplicate_attrs,
             max_tag_bytes: c.max_tag_bytes,
             max_span_bytes: c.max_span_bytes,
+            markdown_code: c.markdown_code,
+            declarations: c.declarations,
+            leading_block_only: c.leading_block_only,
+            raw_names,
         }
     }
 

@@ -13,7 +13,9 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
-use crate::config::{Config, DuplicateAttrs, Strategy, StrayEndTagPolicy, UnknownMode};
+use crate::config::{
+    Config, Declarations, DuplicateAttrs, SelfClosing, Strategy, StrayEndTagPolicy, UnknownMode,
+};
 use crate::error::ConfigError;
 use crate::output::{Annotation, AttrValue, Attrs, Document, Event, Marker, Segment};
 
@@ -33,6 +35,11 @@ pub(crate) const CONFIG_FIELDS: &[&str] = &[
     "duplicate_attrs",
     "max_tag_bytes",
     "max_span_bytes",
+    "markdown_code",
+    "raw_tags",
+    "aliases",
+    "self_closing",
+    "declarations",
 ];
 
 fn invalid(field: &str, message: impl Into<String>) -> ConfigError {
@@ -69,8 +76,9 @@ fn parse_enum<T>(
 impl Config {
     /// Reads a JSON configuration (SPEC §10): kindaxml's field names plus `preset`
     /// (`default` or `kindaxml_compat`, the base the other fields override; default
-    /// `default`), `default_recovery`, `decode_entities`, `duplicate_attrs`, `max_tag_bytes`,
-    /// `max_span_bytes`.
+    /// `default`), `default_recovery`, `decode_entities`, `markdown_code`, `raw_tags`,
+    /// `aliases` (`{"alias": "tag"}`), `self_closing` (`{"tag": "marker|next_token|until_newline"}`),
+    /// `duplicate_attrs`, `declarations` (`text|drop`), `max_tag_bytes`, `max_span_bytes`.
     ///
     /// ```
     /// use kindaxml_stream::{Config, Strategy};
@@ -121,19 +129,54 @@ impl Config {
     }
 }
 
+fn get_names(v: &Value, field: &str) -> Result<Vec<String>, ConfigError> {
+    let arr = v
+        .as_array()
+        .ok_or_else(|| invalid(field, format!("expected an array of tag names, got {v}")))?;
+    let mut names = Vec::with_capacity(arr.len());
+    for (i, t) in arr.iter().enumerate() {
+        names.push(get_str(t, &format!("{field}[{i}]"))?.to_string());
+    }
+    Ok(names)
+}
+
+fn get_map<'a>(
+    v: &'a Value,
+    field: &str,
+    what: &str,
+) -> Result<&'a Map<String, Value>, ConfigError> {
+    v.as_object()
+        .ok_or_else(|| invalid(field, format!("expected an object of {what}, got {v}")))
+}
+
 fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigError> {
     if let Some(v) = obj.get("recognized_tags") {
-        let arr = v.as_array().ok_or_else(|| {
-            invalid(
-                "recognized_tags",
-                format!("expected an array of tag names, got {v}"),
-            )
-        })?;
-        let mut names = Vec::with_capacity(arr.len());
-        for (i, t) in arr.iter().enumerate() {
-            names.push(get_str(t, &format!("recognized_tags[{i}]"))?.to_string());
+        c = c.with_tags(get_names(v, "recognized_tags")?)?;
+    }
+    if let Some(v) = obj.get("raw_tags") {
+        c = c.with_raw_tags(get_names(v, "raw_tags")?)?;
+    }
+    if let Some(v) = obj.get("aliases") {
+        let mut pairs = Vec::new();
+        for (alias, target) in get_map(v, "aliases", "alias: tag")? {
+            pairs.push((
+                alias.clone(),
+                get_str(target, &format!("aliases.{alias}"))?.to_string(),
+            ));
         }
-        c = c.with_tags(names)?;
+        c = c.with_aliases(pairs)?;
+    }
+    if let Some(v) = obj.get("self_closing") {
+        for (tag, b) in get_map(v, "self_closing", "tag: behaviour")? {
+            let field = format!("self_closing.{tag}");
+            c = c.with_self_closing(tag, parse_enum(b, &field, str::parse::<SelfClosing>)?)?;
+        }
+    }
+    if let Some(v) = obj.get("markdown_code") {
+        c = c.with_markdown_code(get_bool(v, "markdown_code")?);
+    }
+    if let Some(v) = obj.get("declarations") {
+        c = c.with_declarations(parse_enum(v, "declarations", str::parse::<Declarations>)?);
     }
     if let Some(v) = obj.get("case_sensitive_tags") {
         c = c.with_case_sensitive_tags(get_bool(v, "case_sensitive_tags")?)?;

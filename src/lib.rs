@@ -65,6 +65,7 @@ mod entity;
 mod error;
 #[cfg(feature = "serde")]
 mod json;
+mod matcher;
 mod output;
 mod parser;
 mod text;
@@ -72,10 +73,11 @@ mod tokenizer;
 mod utf8;
 
 pub use config::{
-    is_valid_name, Config, DuplicateAttrs, Strategy, StrayEndTagPolicy, UnknownMode,
-    DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
+    is_valid_name, Config, Declarations, DuplicateAttrs, SelfClosing, Strategy, StrayEndTagPolicy,
+    UnknownMode, DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
 };
 pub use error::{ConfigError, Error};
+pub use matcher::{MatchChunk, TagMatcher};
 pub use output::{
     Annotation, Annotations, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
 };

@@ -99,7 +99,7 @@ impl StreamParser {
     pub fn new(config: &Config) -> Self {
         let rules = Arc::new(Rules::new(config));
         StreamParser {
-            tokenizer: Tokenizer::new(),
+            tokenizer: Tokenizer::new(&rules),
             builder: Builder::new(rules.clone()),
             rules,
             utf8: Utf8Decoder::default(),

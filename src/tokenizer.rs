@@ -1,48 +1,59 @@
-//! The lexical half of the machine (SPEC §2, E1): finds tags, CDATA and character references
-//! in the input and hands text and markup to the [`Builder`].
+//! The lexical half of the machine (SPEC §2, E1–E3, E6): finds tags, CDATA, character
+//! references, markdown code, raw content and declarations in the input, and hands text and
+//! markup to the [`Builder`].
 //!
 //! The tokenizer is fed `&str` chunks that hold whole characters (the UTF-8 layer keeps a
 //! split character back). Everything it has seen of an unfinished construct is explicit
-//! state: the bytes of a tag candidate (bounded by `max_tag_bytes`), the characters of a
-//! reference (at most 32 bytes), how much of `<![CDATA[` or `]]>` matched. Nothing is
+//! state: the bytes of a tag candidate or code span (bounded by `max_tag_bytes`), the
+//! characters of a reference (at most 32 bytes), how much of a delimiter matched. Nothing is
 //! rescanned on the next chunk.
 //!
 //! ```text
-//!  state        input               next state / action
-//!  ----------   -----------------   ---------------------------------------------------
-//!  Text         plain run           text (memchr jumps to the next `<` or `&`)
-//!  Text         `<`                 Lt
-//!  Text         `&` (decoding on)   Entity
-//!  Lt           `!`                 Bang(0)
-//!  Lt           `/`                 Tag(EndSlash)
-//!  Lt           [A-Za-z]            Tag(Name), char not consumed
-//!  Lt           other               text "<", Text, char not consumed
-//!  Bang(k)      "[CDATA["[k]        Bang(k+1), or Cdata(0) when complete
-//!  Bang(k)      other               text "<!…", Text, char not consumed
-//!  Cdata(n)     `]`                 Cdata(min(n+1,2)) (a third `]` is content)
-//!  Cdata(2)     `>`                 Text (the delimiters produce no text)
-//!  Cdata(n)     other               text of n `]` + the char, Cdata(0)
-//!  Entity       part of a ref       Entity; `;` completing it: decoded char, Text
-//!  Entity       other               text of what was taken, Text, char not consumed
-//!  Tag(_)       `>` outside Name    complete tag: Builder, Text
-//!  Tag(_)       name/attr/quote     Tag(_) (lexer phases below)
-//!  Tag(_)       abort               text "<", replay the candidate after `<`, Text
+//!  state         input                  next state / action
+//!  -----------   --------------------   ------------------------------------------------
+//!  Text          plain run              text (memchr jumps to the next `<`, `&`, `` ` ``)
+//!  Text          `<`                    Lt
+//!  Text          `&` (decoding on)      Entity
+//!  Text          `` ` `` (markdown on)  Backticks
+//!  Text          `~` at a line start    Tildes (line start: ≤ 3 spaces after a newline)
+//!  Lt            `!`                    Bang (CDATA; comment / DOCTYPE in drop mode)
+//!  Lt            `?` (drop mode)        Decl(Pi)
+//!  Lt            `/`                    Tag(EndSlash)
+//!  Lt            [A-Za-z]               Tag(Name), char not consumed
+//!  Lt            other                  text "<", Text, char not consumed
+//!  Bang          a matching char        Bang, or Cdata / Decl when an opener completes
+//!  Bang          other                  text "<!…", Text, char not consumed
+//!  Cdata(n)      `]`                    Cdata(min(n+1,2)) (a third `]` is content)
+//!  Cdata(2)      `>`                    Text (the delimiters produce no text)
+//!  Decl          its terminator         dropped whole, Text
+//!  Entity        part of a reference    Entity; `;` completing it: decoded char, Text
+//!  Entity        other                  text of what was taken, Text, char not consumed
+//!  Tag           `>`                    complete tag: Builder; Raw if a raw start tag
+//!  Backticks(n)  other                  FenceInfo at a line start with n ≥ 3, else CodeSpan
+//!  FenceInfo     `\n` / `` ` ``         Fence / CodeSpan
+//!  CodeSpan(n)   run of exactly n `` ` `` span text, Text; `\n` first: literal run, replay
+//!  Tildes(n)     other                  Fence if n ≥ 3, else text
+//!  Fence         a closing fence line   Text (everything in between is text)
+//!  Raw           `<` + its name         RawName → RawTag (only its own tags count)
+//!  RawTag        its end tag at depth 1 Builder end tag, Text
+//!  Literal       anything               text (TagMatcher's leading-block mode, after it)
 //! ```
 //!
 //! A candidate aborts (SPEC §2) when its name is not followed by whitespace, `>` or `/>`,
-//! on an unquoted `<`, on a blank line, past `max_tag_bytes`, or at the end of input. Its
-//! `<` is then literal and scanning resumes right after it: the candidate's bytes are
-//! *replayed* through the machine from an explicit stack, not by recursion. Each byte is
-//! replayed a bounded number of times (only a quoted `<` can start a candidate inside
-//! another one).
+//! on an unquoted `<`, on a blank line, past `max_tag_bytes`, or at the end of input; a code
+//! span or declaration aborts when it does not close in time. The construct's first char is
+//! then literal and scanning resumes right after it: the remaining bytes are *replayed*
+//! through the machine from an explicit stack, not by recursion, and only when they hold a
+//! byte that can start a construct.
 
 use crate::attrs::parse_attrs;
 use crate::builder::Builder;
-use crate::config::{is_name_char, Rules, UnknownMode};
+use crate::config::{is_name_char, Declarations, Rules, StrayEndTagPolicy, UnknownMode};
 use crate::entity::{EntityLexer, Step};
 use crate::text::decode_at;
 
 const CDATA_OPEN: &[u8; 7] = b"[CDATA[";
+const DOCTYPE: &[u8; 7] = b"DOCTYPE";
 
 /// Where the lexer is inside a tag candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,17 +85,109 @@ struct TagLex {
     after_nl: bool,
 }
 
+impl TagLex {
+    fn new(phase: Phase) -> Self {
+        TagLex {
+            phase,
+            after_nl: false,
+        }
+    }
+}
+
+/// Which declarations `<!…` can still become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BangMatch {
+    k: u8,
+    cdata: bool,
+    comment: bool,
+    doctype: bool,
+}
+
+/// A declaration being dropped (E6, drop mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decl {
+    /// `<!--`, with how many `-` just before.
+    Comment(u8),
+    /// `<?`, whether the last char was `?`.
+    Pi(bool),
+    /// `<!DOCTYPE`.
+    Doctype,
+}
+
+/// A line inside a fenced code block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FenceLine {
+    /// The rest of the opening fence's line.
+    Opener,
+    /// Line start, this many spaces of indentation so far.
+    Prefix(u8),
+    /// A run of the fence char this long.
+    Run(usize),
+    /// After a long enough run: only spaces/tabs so far (`true`: the last was `\r`).
+    Trail(bool),
+    /// Ordinary content until the end of the line.
+    Content,
+}
+
+/// Raw content (E3) of the open raw tag `tag`, `depth` deep in same-name nesting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RawCtx {
+    tag: usize,
+    depth: u32,
+}
+
 #[derive(Debug, Clone)]
 enum State {
     Text,
     Lt,
-    Bang(u8),
+    Bang(BangMatch),
     Cdata(u8),
+    Decl(Decl),
     Tag(TagLex),
     Entity(EntityLexer),
+    Backticks {
+        n: usize,
+        line_start: bool,
+    },
+    FenceInfo {
+        n: usize,
+    },
+    CodeSpan {
+        n: usize,
+        closing: usize,
+    },
+    Tildes(usize),
+    Fence {
+        ch: u8,
+        n: usize,
+        line: FenceLine,
+    },
+    Raw(RawCtx),
+    /// Seen `<` (and maybe `/`) in raw content; `cand` holds them and the name so far.
+    RawName {
+        raw: RawCtx,
+        name_at: usize,
+    },
+    /// A candidate naming the raw tag, inside raw content.
+    RawTag {
+        raw: RawCtx,
+        lex: TagLex,
+    },
+    Literal,
 }
 
-/// Bytes to run through the machine again (a failed candidate after its `<`).
+/// TagMatcher's leading-block mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leading {
+    /// Not in leading-block mode.
+    Off,
+    /// Nothing seen yet: only a raw start tag at offset 0 is parsed.
+    Start,
+    /// Inside the leading block.
+    InBlock,
+}
+
+/// Bytes to run through the machine again (the rest of a construct that did not complete).
 #[derive(Debug)]
 struct Replay {
     text: String,
@@ -104,20 +207,33 @@ enum TagOutcome {
 #[derive(Debug)]
 pub(crate) struct Tokenizer {
     state: State,
-    /// The unfinished construct: tag candidate text from its `<`, or `<!…`.
+    /// The unfinished construct from its first byte: a tag candidate, `<!…`, a code span.
     cand: String,
     /// Source offset of `cand[0]`.
     cand_src: usize,
+    /// At a source line start: `Some(spaces so far)`, at most 3 (fences may open here).
+    line_prefix: Option<u8>,
+    leading: Leading,
     replays: Vec<Replay>,
     aborted: Option<Replay>,
 }
 
+fn is_ws_byte(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
 impl Tokenizer {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(rules: &Rules) -> Self {
         Tokenizer {
             state: State::Text,
             cand: String::new(),
             cand_src: 0,
+            line_prefix: Some(0),
+            leading: if rules.leading_block_only {
+                Leading::Start
+            } else {
+                Leading::Off
+            },
             replays: Vec::new(),
             aborted: None,
         }
@@ -126,9 +242,10 @@ impl Tokenizer {
     /// Bytes of an unfinished construct held at the end of the input so far.
     pub(crate) fn pending_len(&self) -> usize {
         match &self.state {
-            State::Text => 0,
+            State::Text | State::Raw(_) | State::Fence { .. } | State::Literal => 0,
             State::Cdata(n) => *n as usize,
             State::Entity(lx) => lx.taken().len(),
+            State::Backticks { n, .. } | State::Tildes(n) => *n,
             _ => self.cand.len(),
         }
     }
@@ -169,11 +286,23 @@ impl Tokenizer {
         loop {
             self.drain_replays(rules, b);
             match std::mem::replace(&mut self.state, State::Text) {
-                State::Text => break,
-                State::Lt | State::Bang(_) => b.text(&self.cand),
+                State::Text | State::Raw(_) | State::Fence { .. } | State::Literal => break,
+                State::Lt | State::Bang(_) | State::RawName { .. } => b.text(&self.cand),
                 State::Cdata(n) => b.text(&"]]"[..n as usize]),
                 State::Entity(lx) => b.text(lx.taken()),
-                State::Tag(_) => self.abort_candidate(b),
+                State::Tag(_) | State::Decl(_) => self.abort_construct(b, 1, None),
+                State::RawTag { raw, .. } => self.abort_construct(b, 1, Some(raw)),
+                State::Backticks { n, .. } => b.text(&"`".repeat(n)),
+                State::Tildes(n) => b.text(&"~".repeat(n)),
+                // An opening fence line ending the input: a fence with no content.
+                State::FenceInfo { .. } => b.text(&self.cand),
+                State::CodeSpan { n, closing } => {
+                    if closing == n {
+                        b.text(&self.cand);
+                    } else {
+                        self.abort_construct(b, n, None);
+                    }
+                }
             }
             if let Some(r) = self.aborted.take() {
                 self.replays.push(r);
@@ -181,25 +310,45 @@ impl Tokenizer {
         }
     }
 
-    /// The candidate in `cand` is not a tag: its `<` is text and what follows is replayed.
-    fn abort_candidate(&mut self, b: &mut Builder) {
-        self.state = State::Text;
-        let rest = &self.cand[1..];
-        if !rest.bytes().any(|c| c == b'<' || c == b'&') {
+    /// The construct in `cand` did not complete: its first `lead` bytes are literal text and
+    /// the rest is replayed (in raw content when `raw` is given).
+    fn abort_construct(&mut self, b: &mut Builder, lead: usize, raw: Option<RawCtx>) {
+        self.line_prefix = None;
+        self.state = match raw {
+            Some(r) => State::Raw(r),
+            None if self.leading == Leading::Start => {
+                // Not a leading block: everything is text.
+                self.leading = Leading::Off;
+                b.text(&self.cand);
+                self.state = State::Literal;
+                return;
+            }
+            None => State::Text,
+        };
+        let rest = &self.cand[lead..];
+        // A newline matters too: it starts a line where a fence may open.
+        let special: &[u8] = if raw.is_some() { b"<" } else { b"<&`~\n" };
+        if !rest.bytes().any(|c| special.contains(&c)) {
             // Nothing in it can start a construct: it is all text.
             b.text(&self.cand);
             return;
         }
-        b.text("<");
+        b.text(&self.cand[..lead]);
         self.aborted = Some(Replay {
             text: rest.to_string(),
             pos: 0,
-            src: self.cand_src + 1,
+            src: self.cand_src + lead,
         });
     }
 
+    fn start_cand(&mut self, first: &str, src: usize) {
+        self.cand.clear();
+        self.cand.push_str(first);
+        self.cand_src = src;
+    }
+
     /// Runs the machine over `input` (source offset `src`). Returns how many bytes were
-    /// consumed: all of them, unless a candidate aborted (then `self.aborted` is set and the
+    /// consumed: all of them, unless a construct aborted (then `self.aborted` is set and the
     /// caller replays it before the rest).
     fn run(&mut self, rules: &Rules, b: &mut Builder, input: &str, src: usize) -> usize {
         let bytes = input.as_bytes();
@@ -207,64 +356,111 @@ impl Tokenizer {
         while i < bytes.len() {
             match &mut self.state {
                 State::Text => {
-                    let hit = if rules.decode_entities {
-                        memchr::memchr2(b'<', b'&', &bytes[i..])
-                    } else {
-                        memchr::memchr(b'<', &bytes[i..])
-                    };
-                    let Some(k) = hit else {
-                        b.text(&input[i..]);
-                        return bytes.len();
-                    };
-                    if k > 0 {
-                        b.text(&input[i..i + k]);
+                    if self.leading == Leading::Start && bytes[i] != b'<' {
+                        self.leading = Leading::Off;
+                        self.state = State::Literal;
+                        continue;
                     }
-                    i += k;
-                    if bytes[i] == b'<' {
-                        self.cand.clear();
-                        self.cand.push('<');
-                        self.cand_src = src + i;
-                        self.state = State::Lt;
-                    } else {
-                        self.state = State::Entity(EntityLexer::new());
+                    if self.line_prefix.is_some() && bytes[i] == b'~' && rules.markdown_code {
+                        self.state = State::Tildes(0);
+                        continue;
                     }
-                    i += 1;
+                    let hit = match (rules.decode_entities, rules.markdown_code) {
+                        (true, true) => memchr::memchr3(b'<', b'&', b'`', &bytes[i..]),
+                        (true, false) => memchr::memchr2(b'<', b'&', &bytes[i..]),
+                        (false, true) => memchr::memchr2(b'<', b'`', &bytes[i..]),
+                        (false, false) => memchr::memchr(b'<', &bytes[i..]),
+                    };
+                    let end = hit.map_or(bytes.len(), |k| i + k);
+                    if rules.markdown_code {
+                        if let Some(t) = self.scan_line_starts(bytes, i, end) {
+                            // A tilde at a line start inside the run: a possible fence.
+                            b.text(&input[i..t]);
+                            i = t;
+                            self.state = State::Tildes(0);
+                            continue;
+                        }
+                    }
+                    if end > i {
+                        b.text(&input[i..end]);
+                    }
+                    i = end;
+                    if i == bytes.len() {
+                        break;
+                    }
+                    let line_start = self.line_prefix.is_some();
+                    self.line_prefix = None;
+                    match bytes[i] {
+                        b'<' => {
+                            self.start_cand("<", src + i);
+                            self.state = State::Lt;
+                            i += 1;
+                        }
+                        b'&' => {
+                            self.state = State::Entity(EntityLexer::new());
+                            i += 1;
+                        }
+                        _ => {
+                            self.cand_src = src + i;
+                            self.state = State::Backticks { n: 0, line_start };
+                        }
+                    }
+                }
+                State::Literal => {
+                    b.text(&input[i..]);
+                    return bytes.len();
                 }
                 State::Lt => {
                     let c = bytes[i];
-                    if c == b'!' {
+                    if self.leading == Leading::Start && !c.is_ascii_alphabetic() {
+                        // Only a start tag can begin the leading block.
+                        self.abort_construct(b, 1, None);
+                    } else if c == b'!' {
                         self.cand.push('!');
-                        self.state = State::Bang(0);
+                        let drop = rules.declarations == Declarations::Drop;
+                        self.state = State::Bang(BangMatch {
+                            k: 0,
+                            cdata: true,
+                            comment: drop,
+                            doctype: drop,
+                        });
+                        i += 1;
+                    } else if c == b'?' && rules.declarations == Declarations::Drop {
+                        self.cand.push('?');
+                        self.state = State::Decl(Decl::Pi(false));
                         i += 1;
                     } else if c == b'/' {
                         self.cand.push('/');
-                        self.state = State::Tag(TagLex {
-                            phase: Phase::EndSlash,
-                            after_nl: false,
-                        });
+                        self.state = State::Tag(TagLex::new(Phase::EndSlash));
                         i += 1;
                     } else if c.is_ascii_alphabetic() {
-                        self.state = State::Tag(TagLex {
-                            phase: Phase::Name,
-                            after_nl: false,
-                        });
+                        self.state = State::Tag(TagLex::new(Phase::Name));
                     } else {
                         b.text("<");
                         self.state = State::Text;
                     }
                 }
-                State::Bang(k) => {
+                State::Bang(m) => {
                     let c = bytes[i];
-                    if c == CDATA_OPEN[*k as usize] {
-                        self.cand.push(c as char);
-                        *k += 1;
-                        i += 1;
-                        if *k as usize == CDATA_OPEN.len() {
-                            self.state = State::Cdata(0);
-                        }
-                    } else {
+                    let k = m.k as usize;
+                    m.cdata &= CDATA_OPEN.get(k) == Some(&c);
+                    m.comment &= k < 2 && c == b'-';
+                    m.doctype &= DOCTYPE.get(k).is_some_and(|d| d.eq_ignore_ascii_case(&c));
+                    if !(m.cdata || m.comment || m.doctype) {
                         b.text(&self.cand);
                         self.state = State::Text;
+                        continue;
+                    }
+                    self.cand.push(c as char);
+                    m.k += 1;
+                    i += 1;
+                    let k = m.k as usize;
+                    if m.cdata && k == CDATA_OPEN.len() {
+                        self.state = State::Cdata(0);
+                    } else if m.comment && k == 2 {
+                        self.state = State::Decl(Decl::Comment(0));
+                    } else if m.doctype && k == DOCTYPE.len() {
+                        self.state = State::Decl(Decl::Doctype);
                     }
                 }
                 State::Cdata(n) => {
@@ -289,6 +485,50 @@ impl Tokenizer {
                         i = end;
                     }
                 }
+                State::Decl(d) => {
+                    let mut d = *d;
+                    let start = i;
+                    let mut done = false;
+                    let mut over = false;
+                    while i < bytes.len() {
+                        let c = bytes[i];
+                        if self.cand.len() + (i - start) + 1 > rules.max_tag_bytes {
+                            over = true;
+                            break;
+                        }
+                        i += 1;
+                        d = match d {
+                            Decl::Comment(n) if c == b'-' => Decl::Comment((n + 1).min(2)),
+                            Decl::Comment(2) if c == b'>' => {
+                                done = true;
+                                break;
+                            }
+                            Decl::Comment(_) => Decl::Comment(0),
+                            Decl::Pi(true) if c == b'>' => {
+                                done = true;
+                                break;
+                            }
+                            Decl::Pi(_) => Decl::Pi(c == b'?'),
+                            Decl::Doctype if c == b'>' => {
+                                done = true;
+                                break;
+                            }
+                            Decl::Doctype => Decl::Doctype,
+                        };
+                    }
+                    self.cand.push_str(&input[start..i]);
+                    if done {
+                        // Dropped whole; it never closes anything.
+                        self.state = State::Text;
+                    } else if over {
+                        self.abort_construct(b, 1, None);
+                        if self.aborted.is_some() {
+                            return i;
+                        }
+                    } else {
+                        self.state = State::Decl(d);
+                    }
+                }
                 State::Entity(lx) => match lx.push(bytes[i]) {
                     Step::More => i += 1,
                     Step::Done(c) => {
@@ -308,9 +548,7 @@ impl Tokenizer {
                     let outcome = self.lex_tag(rules, &mut lx, input, &mut i);
                     self.cand.push_str(&input[start..i]);
                     match outcome {
-                        TagOutcome::NeedMore => {
-                            self.state = State::Tag(lx);
-                        }
+                        TagOutcome::NeedMore => self.state = State::Tag(lx),
                         TagOutcome::Literal => {
                             b.text(&self.cand);
                             self.state = State::Text;
@@ -320,7 +558,254 @@ impl Tokenizer {
                             self.complete_tag(rules, b);
                         }
                         TagOutcome::Abort => {
-                            self.abort_candidate(b);
+                            self.abort_construct(b, 1, None);
+                            if self.aborted.is_some() {
+                                return i;
+                            }
+                        }
+                    }
+                }
+                State::Backticks { n, line_start } => {
+                    let k = bytes[i..].iter().take_while(|&&c| c == b'`').count();
+                    *n += k;
+                    i += k;
+                    if i < bytes.len() {
+                        let (n, line_start) = (*n, *line_start);
+                        self.cand.clear();
+                        self.cand.push_str(&"`".repeat(n));
+                        self.state = if line_start && n >= 3 {
+                            State::FenceInfo { n }
+                        } else {
+                            State::CodeSpan { n, closing: 0 }
+                        };
+                    }
+                }
+                State::FenceInfo { n } => {
+                    let n = *n;
+                    let end =
+                        memchr::memchr2(b'\n', b'`', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+                    if self.cand.len() + (end - i) > rules.max_tag_bytes {
+                        // Too long to be an opening fence line: a code span, which fails too.
+                        self.state = State::CodeSpan { n, closing: 0 };
+                        self.abort_construct(b, n, None);
+                        if self.aborted.is_some() {
+                            return i;
+                        }
+                        continue;
+                    }
+                    self.cand.push_str(&input[i..end]);
+                    i = end;
+                    if i < bytes.len() {
+                        if bytes[i] == b'\n' {
+                            self.cand.push('\n');
+                            b.text(&self.cand);
+                            i += 1;
+                            self.state = State::Fence {
+                                ch: b'`',
+                                n,
+                                line: FenceLine::Prefix(0),
+                            };
+                        } else {
+                            // A backtick in the info string: not a fence, a code span.
+                            self.state = State::CodeSpan { n, closing: 0 };
+                        }
+                    }
+                }
+                State::CodeSpan { n, closing } => {
+                    let (n, mut closing) = (*n, *closing);
+                    let start = i;
+                    let mut outcome = None;
+                    while i < bytes.len() {
+                        let c = bytes[i];
+                        if c == b'`' {
+                            closing += 1;
+                            i += 1;
+                            continue;
+                        }
+                        if closing == n {
+                            outcome = Some(true);
+                            break;
+                        }
+                        closing = 0;
+                        if c == b'\n' {
+                            outcome = Some(false);
+                            break;
+                        }
+                        let next = memchr::memchr2(b'`', b'\n', &bytes[i..])
+                            .map_or(bytes.len(), |k| i + k);
+                        if self.cand.len() + (next - start) > rules.max_tag_bytes {
+                            outcome = Some(false);
+                            break;
+                        }
+                        i = next;
+                    }
+                    if self.cand.len() + (i - start) > rules.max_tag_bytes {
+                        outcome = Some(false);
+                    }
+                    match outcome {
+                        None => {
+                            self.cand.push_str(&input[start..i]);
+                            self.state = State::CodeSpan { n, closing };
+                        }
+                        Some(true) => {
+                            self.cand.push_str(&input[start..i]);
+                            b.text(&self.cand);
+                            self.state = State::Text;
+                        }
+                        Some(false) => {
+                            // No closing run on this line (or in time): the opening run is
+                            // literal and what followed it is parsed as usual.
+                            let keep = (i - start)
+                                .min(rules.max_tag_bytes.saturating_sub(self.cand.len()));
+                            let keep = crate::text::floor_boundary(&input[start..], keep);
+                            self.cand.push_str(&input[start..start + keep]);
+                            self.abort_construct(b, n, None);
+                            return start + keep;
+                        }
+                    }
+                }
+                State::Tildes(n) => {
+                    let k = bytes[i..].iter().take_while(|&&c| c == b'~').count();
+                    *n += k;
+                    i += k;
+                    if i < bytes.len() {
+                        let n = *n;
+                        b.text(&"~".repeat(n));
+                        self.line_prefix = None;
+                        self.state = if n >= 3 {
+                            State::Fence {
+                                ch: b'~',
+                                n,
+                                line: FenceLine::Opener,
+                            }
+                        } else {
+                            State::Text
+                        };
+                    }
+                }
+                State::Fence { ch, n, line } => {
+                    let (ch, n) = (*ch, *n);
+                    let mut line = *line;
+                    let start = i;
+                    let mut closed = false;
+                    while i < bytes.len() {
+                        if matches!(line, FenceLine::Opener | FenceLine::Content) {
+                            match memchr::memchr(b'\n', &bytes[i..]) {
+                                Some(k) => {
+                                    i += k + 1;
+                                    line = FenceLine::Prefix(0);
+                                    continue;
+                                }
+                                None => {
+                                    i = bytes.len();
+                                    break;
+                                }
+                            }
+                        }
+                        let c = bytes[i];
+                        i += 1;
+                        line = match line {
+                            FenceLine::Prefix(s) if c == b' ' && s < 3 => FenceLine::Prefix(s + 1),
+                            FenceLine::Prefix(_) if c == ch => FenceLine::Run(1),
+                            FenceLine::Run(r) if c == ch => FenceLine::Run(r + 1),
+                            FenceLine::Run(r) if r >= n && (c == b' ' || c == b'\t') => {
+                                FenceLine::Trail(false)
+                            }
+                            FenceLine::Run(r) if r >= n && c == b'\r' => FenceLine::Trail(true),
+                            FenceLine::Trail(false) if c == b' ' || c == b'\t' => {
+                                FenceLine::Trail(false)
+                            }
+                            FenceLine::Trail(_) if c == b'\r' => FenceLine::Trail(true),
+                            FenceLine::Run(r) if r >= n && c == b'\n' => {
+                                closed = true;
+                                break;
+                            }
+                            FenceLine::Trail(_) if c == b'\n' => {
+                                closed = true;
+                                break;
+                            }
+                            _ if c == b'\n' => FenceLine::Prefix(0),
+                            _ => FenceLine::Content,
+                        };
+                    }
+                    b.text(&input[start..i]);
+                    if closed {
+                        self.state = State::Text;
+                        self.line_prefix = Some(0);
+                    } else {
+                        self.state = State::Fence { ch, n, line };
+                    }
+                }
+                State::Raw(raw) => {
+                    let raw = *raw;
+                    match memchr::memchr(b'<', &bytes[i..]) {
+                        None => {
+                            b.text(&input[i..]);
+                            return bytes.len();
+                        }
+                        Some(k) => {
+                            b.text(&input[i..i + k]);
+                            i += k;
+                            self.start_cand("<", src + i);
+                            i += 1;
+                            self.state = State::RawName { raw, name_at: 1 };
+                        }
+                    }
+                }
+                State::RawName { raw, name_at } => {
+                    let (raw, name_at) = (*raw, *name_at);
+                    let c = bytes[i];
+                    if self.cand.len() == 1 && c == b'/' {
+                        self.cand.push('/');
+                        self.state = State::RawName { raw, name_at: 2 };
+                        i += 1;
+                        continue;
+                    }
+                    let name = &self.cand.as_bytes()[name_at..];
+                    let own = |bytes: &[u8], exact: bool| -> bool {
+                        rules.raw_names.iter().any(|(n, id)| {
+                            *id == raw.tag
+                                && n.len() >= bytes.len()
+                                && (!exact || n.len() == bytes.len())
+                                && n[..bytes.len()].iter().zip(bytes).all(|(a, b)| {
+                                    if rules.case_sensitive {
+                                        a == b
+                                    } else {
+                                        a.eq_ignore_ascii_case(b)
+                                    }
+                                })
+                        })
+                    };
+                    if is_name_char(c) && (!name.is_empty() || c.is_ascii_alphabetic()) {
+                        let mut next = name.to_vec();
+                        next.push(c);
+                        if own(&next, false) {
+                            self.cand.push(c as char);
+                            i += 1;
+                            continue;
+                        }
+                    } else if !name.is_empty() && own(name, true) {
+                        // The full name of this raw tag: lex the rest as a candidate.
+                        self.state = State::RawTag {
+                            raw,
+                            lex: TagLex::new(Phase::Name),
+                        };
+                        continue;
+                    }
+                    // Any other `<` is literal inside raw content.
+                    b.text(&self.cand);
+                    self.state = State::Raw(raw);
+                }
+                State::RawTag { raw, lex } => {
+                    let (raw, mut lex) = (*raw, *lex);
+                    let start = i;
+                    let outcome = self.lex_tag(rules, &mut lex, input, &mut i);
+                    self.cand.push_str(&input[start..i]);
+                    match outcome {
+                        TagOutcome::NeedMore => self.state = State::RawTag { raw, lex },
+                        TagOutcome::Complete => self.complete_raw_tag(rules, b, raw),
+                        TagOutcome::Abort | TagOutcome::Literal => {
+                            self.abort_construct(b, 1, Some(raw));
                             if self.aborted.is_some() {
                                 return i;
                             }
@@ -332,6 +817,48 @@ impl Tokenizer {
         bytes.len()
     }
 
+    /// In a plain run `bytes[from..to]`: tracks whether the run ends at a line start, and
+    /// returns the position of a `~` that starts a line (after at most 3 spaces), if any.
+    fn scan_line_starts(&mut self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+        let run = &bytes[from..to];
+        let check = |at: usize, spaces: u8| -> (Option<usize>, Option<u8>) {
+            // From `at` with `spaces` already counted: returns a tilde position or the line
+            // prefix state at `to`.
+            let mut s = spaces;
+            let mut j = at;
+            while j < to {
+                match bytes[j] {
+                    b' ' if s < 3 => s += 1,
+                    b'~' => return (Some(j), None),
+                    _ => return (None, None),
+                }
+                j += 1;
+            }
+            (None, Some(s))
+        };
+        let mut prefix = match self.line_prefix {
+            Some(s) => {
+                let (t, p) = check(from, s);
+                if t.is_some() {
+                    return t;
+                }
+                p
+            }
+            None => None,
+        };
+        for nl in memchr::memchr_iter(b'\n', run) {
+            let (t, p) = check(from + nl + 1, 0);
+            if t.is_some() {
+                return t;
+            }
+            prefix = p;
+        }
+        if !run.is_empty() {
+            self.line_prefix = prefix;
+        }
+        None
+    }
+
     /// Lexes a tag candidate from `input[*i..]`, advancing `*i` past what belongs to it.
     fn lex_tag(&self, rules: &Rules, lx: &mut TagLex, input: &str, i: &mut usize) -> TagOutcome {
         let bytes = input.as_bytes();
@@ -340,7 +867,7 @@ impl Tokenizer {
         while *i < bytes.len() {
             let c = bytes[*i];
             let (w, ws) = if c < 0x80 {
-                (1, (c as char).is_ascii_whitespace() || c == 0x0b)
+                (1, is_ws_byte(c))
             } else {
                 let ch = decode_at(input, *i);
                 (ch.len_utf8(), ch.is_whitespace())
@@ -415,29 +942,48 @@ impl Tokenizer {
         TagOutcome::NeedMore
     }
 
-    /// A complete candidate `<…>` is in `cand`: classify it and tell the builder.
-    fn complete_tag(&mut self, rules: &Rules, b: &mut Builder) {
-        let full = self.cand.as_str();
-        let bytes = full.as_bytes();
+    /// Splits the complete candidate in `cand`: whether it is an end tag, where its name
+    /// starts and ends.
+    fn split_tag(&self) -> (bool, usize, usize) {
+        let bytes = self.cand.as_bytes();
         let is_end = bytes.get(1) == Some(&b'/');
         let ns = if is_end { 2 } else { 1 };
         let mut ne = ns;
         while ne < bytes.len() && is_name_char(bytes[ne]) {
             ne += 1;
         }
-        let name = &full[ns..ne];
-        let inner = &full[ne..full.len() - 1];
+        (is_end, ns, ne)
+    }
+
+    /// The text between the name and `>`, trailing whitespace removed.
+    fn tag_rest(&self, name_end: usize) -> &str {
+        self.cand[name_end..self.cand.len() - 1].trim_end()
+    }
+
+    /// A complete candidate `<…>` is in `cand`: classify it and tell the builder.
+    fn complete_tag(&mut self, rules: &Rules, b: &mut Builder) {
+        let (is_end, ns, ne) = self.split_tag();
         let src = self.cand_src;
-        match rules.lookup(name) {
+        let tag = rules.lookup(&self.cand[ns..ne]);
+        if self.leading == Leading::Start {
+            match tag {
+                Some(t) if !is_end && rules.tags[t].raw && !self.tag_rest(ne).ends_with('/') => {
+                    self.leading = Leading::InBlock;
+                }
+                _ => {
+                    self.abort_construct(b, self.cand.len(), None);
+                    return;
+                }
+            }
+        }
+        match tag {
             Some(tag) if is_end => {
-                if !b.end_tag(tag, src)
-                    && rules.stray == crate::config::StrayEndTagPolicy::Passthrough
-                {
-                    b.text(full);
+                if !b.end_tag(tag, src) && rules.stray == StrayEndTagPolicy::Passthrough {
+                    b.text(&self.cand);
                 }
             }
             Some(tag) => {
-                let t = inner.trim_end();
+                let t = self.tag_rest(ne);
                 match t.strip_suffix('/') {
                     Some(attrs) => {
                         let attrs = parse_attrs(
@@ -450,13 +996,42 @@ impl Tokenizer {
                     None => {
                         let attrs = parse_attrs(t, rules.decode_entities, rules.duplicate_attrs);
                         b.start_tag(tag, attrs, src);
+                        if rules.tags[tag].raw {
+                            self.state = State::Raw(RawCtx { tag, depth: 1 });
+                        }
                     }
                 }
             }
             None => match rules.unknown_mode {
                 UnknownMode::Strip => {}
-                UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(full),
+                UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(&self.cand),
             },
+        }
+    }
+
+    /// A complete candidate naming the open raw tag, inside its content.
+    fn complete_raw_tag(&mut self, rules: &Rules, b: &mut Builder, raw: RawCtx) {
+        let (is_end, _, ne) = self.split_tag();
+        let self_closing = !is_end && self.tag_rest(ne).ends_with('/');
+        let depth = match (is_end, self_closing) {
+            (false, false) => raw.depth + 1,
+            (true, _) => raw.depth - 1,
+            (false, true) => raw.depth,
+        };
+        if depth > 0 {
+            // Nested same-name markup is part of the raw content.
+            b.text(&self.cand);
+            self.state = State::Raw(RawCtx { depth, ..raw });
+            return;
+        }
+        self.state = if self.leading == Leading::InBlock {
+            self.leading = Leading::Off;
+            State::Literal
+        } else {
+            State::Text
+        };
+        if !b.end_tag(raw.tag, self.cand_src) && rules.stray == StrayEndTagPolicy::Passthrough {
+            b.text(&self.cand);
         }
     }
 }

@@ -8,7 +8,10 @@
 mod common;
 
 use common::{random_cuts, run_bytes, run_str, split_at, to_char_cuts, Rng};
-use kindaxml_stream::{parse, Config, DuplicateAttrs, Strategy, StrayEndTagPolicy, UnknownMode};
+use kindaxml_stream::{
+    parse, Config, Declarations, DuplicateAttrs, SelfClosing, Strategy, StrayEndTagPolicy,
+    UnknownMode,
+};
 
 const PIECES: &[&str] = &[
     "<cite",
@@ -119,6 +122,29 @@ fn random_config(rng: &mut Rng) -> Config {
             DuplicateAttrs::First,
             DuplicateAttrs::All,
         ]));
+    if rng.chance(50) {
+        c = c.with_raw_tags(["think"]).unwrap();
+        if rng.chance(50) {
+            c = c.with_aliases([("thinking", "think")]).unwrap();
+        }
+    }
+    for t in ["todo", "note"] {
+        if rng.chance(30) {
+            c = c
+                .with_self_closing(
+                    t,
+                    *rng.pick(&[
+                        SelfClosing::Marker,
+                        SelfClosing::NextToken,
+                        SelfClosing::UntilNewline,
+                    ]),
+                )
+                .unwrap();
+        }
+    }
+    c = c
+        .with_markdown_code(rng.chance(60))
+        .with_declarations(*rng.pick(&[Declarations::Text, Declarations::Drop]));
     if rng.chance(25) {
         c = c.with_max_tag_bytes(3 + rng.below(30)).unwrap();
     }

@@ -49,26 +49,60 @@ pub fn cases(default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Checks the event stream is well formed while merging it: text events are non-empty and
+/// contiguous (each starts where the output so far ends), markers come in position order and
+/// never before text already emitted past them.
+#[derive(Default)]
+pub struct Checked {
+    pub doc: Document,
+    out_len: usize,
+    last_marker: usize,
+}
+
+impl Checked {
+    pub fn push(&mut self, e: Event) {
+        match &e {
+            Event::Text(s) => {
+                assert!(!s.text().is_empty(), "empty text event at {}", s.start());
+                assert_eq!(s.start(), self.out_len, "text event not contiguous: {s:?}");
+                self.out_len = s.end();
+            }
+            Event::Marker(m) => {
+                assert_eq!(
+                    m.pos(),
+                    self.out_len,
+                    "marker not at the current output position: {m:?}"
+                );
+                assert!(m.pos() >= self.last_marker);
+                self.last_marker = m.pos();
+            }
+        }
+        self.doc.push(e);
+    }
+}
+
 /// Feeds `chunks` as `&str` and merges every event into a document.
 pub fn run_str(config: &Config, chunks: &[&str]) -> Document {
     let mut p = StreamParser::new(config);
-    let mut d = Document::new();
+    let mut d = Checked::default();
     for c in chunks {
-        d.extend(p.update(c).expect("update"));
+        p.update(c).expect("update").for_each(|e| d.push(e));
     }
-    d.extend(p.finish().expect("finish"));
-    d
+    p.finish().expect("finish").for_each(|e| d.push(e));
+    d.doc
 }
 
 /// Feeds `chunks` as bytes (they may split characters).
 pub fn run_bytes(config: &Config, chunks: &[&[u8]]) -> Document {
     let mut p = StreamParser::new(config);
-    let mut d = Document::new();
+    let mut d = Checked::default();
     for c in chunks {
-        d.extend(p.update_bytes(c).expect("update_bytes"));
+        p.update_bytes(c)
+            .expect("update_bytes")
+            .for_each(|e| d.push(e));
     }
-    d.extend(p.finish().expect("finish"));
-    d
+    p.finish().expect("finish").for_each(|e| d.push(e));
+    d.doc
 }
 
 /// Splits `s` at the given byte positions (sorted, deduplicated by the caller).
