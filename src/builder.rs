@@ -47,6 +47,8 @@ enum Rec {
 struct Dependent {
     ann: Annotation,
     seq: u64,
+    /// Output position of its tag.
+    p: usize,
     clip: usize,
 }
 
@@ -774,9 +776,9 @@ impl Builder {
         };
         match res {
             Resolution::Known(s) => {
-                self.add_span(s, t.ann, t.id);
+                self.add_span(s, t.ann, t.id, t.p);
                 for d in t.dependents {
-                    self.add_span(clip_span(s, d.clip), d.ann, d.seq);
+                    self.add_span(clip_span(s, d.clip), d.ann, d.seq, d.p);
                 }
             }
             Resolution::Deferred(k, clip) => {
@@ -784,6 +786,7 @@ impl Builder {
                 deps.push(Dependent {
                     ann: t.ann,
                     seq: t.id,
+                    p: t.p,
                     clip,
                 });
                 for d in t.dependents {
@@ -815,11 +818,30 @@ impl Builder {
         res
     }
 
-    fn add_span(&mut self, s: Option<(usize, usize)>, ann: Annotation, seq: u64) {
-        let Some((start, end)) = s else { return };
-        if start >= end {
-            return;
-        }
+    /// Adds the final span of a tag opened at `p` (or, if it is empty and `empty_elements`
+    /// is `marker`, a marker at `p`).
+    fn add_span(&mut self, s: Option<(usize, usize)>, ann: Annotation, seq: u64, p: usize) {
+        let (start, end) = match s {
+            Some((start, end)) if start < end => (start, end),
+            _ => {
+                if self.rules.empty_markers {
+                    debug_assert!(
+                        p >= self.held_start,
+                        "empty-element marker before the frontier"
+                    );
+                    // Markers stay sorted by position (stable: creation order at one position).
+                    let at = self.markers.partition_point(|m| m.pos <= p);
+                    self.markers.insert(
+                        at,
+                        Marker {
+                            pos: p,
+                            annotation: ann,
+                        },
+                    );
+                }
+                return;
+            }
+        };
         self.mark_shared_at(start);
         let span = PSpan {
             start,

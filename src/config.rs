@@ -252,6 +252,38 @@ impl FromStr for Declarations {
     }
 }
 
+/// What a recognized tag whose span turns out empty becomes (an extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EmptyElements {
+    /// Nothing (SPEC §3: "an empty span produces no annotation").
+    Drop,
+    /// A zero-width marker at the tag's position, carrying its annotation: no recognized tag
+    /// is lost, e.g. `<keyword term=x>` with a missing closer, or an element holding only
+    /// other tags.
+    Marker,
+}
+
+impl EmptyElements {
+    /// The configuration name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmptyElements::Drop => "drop",
+            EmptyElements::Marker => "marker",
+        }
+    }
+}
+
+impl FromStr for EmptyElements {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "drop" => Ok(EmptyElements::Drop),
+            "marker" => Ok(EmptyElements::Marker),
+            _ => Err(format!("unknown mode `{s}` (expected drop or marker)")),
+        }
+    }
+}
+
 /// Whether `name` is a tag Name: `[A-Za-z][A-Za-z0-9_\-:.]*`.
 pub fn is_valid_name(name: &str) -> bool {
     let b = name.as_bytes();
@@ -298,6 +330,7 @@ pub struct Config {
     pub(crate) aliases: Vec<(Arc<str>, Arc<str>)>,
     pub(crate) self_closing: Vec<(Arc<str>, SelfClosing)>,
     pub(crate) declarations: Declarations,
+    pub(crate) empty_elements: EmptyElements,
     /// TagMatcher's leading-block mode: only a raw block at offset 0 is parsed.
     pub(crate) leading_block_only: bool,
 }
@@ -331,6 +364,7 @@ impl Default for Config {
             aliases: Vec::new(),
             self_closing: Vec::new(),
             declarations: Declarations::Text,
+            empty_elements: EmptyElements::Drop,
             leading_block_only: false,
         }
     }
@@ -587,6 +621,18 @@ impl Config {
         self
     }
 
+    /// What a recognized tag whose span is empty becomes. Default: `drop` (SPEC §3); `marker`
+    /// keeps it as a zero-width marker at its position (an extension).
+    pub fn with_empty_elements(mut self, mode: EmptyElements) -> Self {
+        self.empty_elements = mode;
+        self
+    }
+
+    /// See [`with_empty_elements`](Config::with_empty_elements).
+    pub fn empty_elements(&self) -> EmptyElements {
+        self.empty_elements
+    }
+
     pub(crate) fn with_leading_block_only(mut self, on: bool) -> Self {
         self.leading_block_only = on;
         self
@@ -770,6 +816,7 @@ pub(crate) struct Rules {
     pub(crate) max_span_bytes: usize,
     pub(crate) markdown_code: bool,
     pub(crate) declarations: Declarations,
+    pub(crate) empty_markers: bool,
     pub(crate) leading_block_only: bool,
     /// Names (canonical and aliases, lowercased when matching is case-insensitive) that
     /// count inside raw content, with their tag.
@@ -861,6 +908,7 @@ impl Rules {
             max_span_bytes: c.max_span_bytes,
             markdown_code: c.markdown_code,
             declarations: c.declarations,
+            empty_markers: c.empty_elements == EmptyElements::Marker,
             leading_block_only: c.leading_block_only,
             raw_names,
         }

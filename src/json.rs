@@ -14,7 +14,8 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Seriali
 use serde_json::{Map, Value};
 
 use crate::config::{
-    Config, Declarations, DuplicateAttrs, SelfClosing, Strategy, StrayEndTagPolicy, UnknownMode,
+    Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy, StrayEndTagPolicy,
+    UnknownMode,
 };
 use crate::error::ConfigError;
 use crate::output::{Annotation, AttrValue, Attrs, Document, Event, Marker, Segment};
@@ -40,6 +41,7 @@ pub(crate) const CONFIG_FIELDS: &[&str] = &[
     "aliases",
     "self_closing",
     "declarations",
+    "empty_elements",
 ];
 
 fn invalid(field: &str, message: impl Into<String>) -> ConfigError {
@@ -177,6 +179,13 @@ fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigE
     }
     if let Some(v) = obj.get("declarations") {
         c = c.with_declarations(parse_enum(v, "declarations", str::parse::<Declarations>)?);
+    }
+    if let Some(v) = obj.get("empty_elements") {
+        c = c.with_empty_elements(parse_enum(
+            v,
+            "empty_elements",
+            str::parse::<EmptyElements>,
+        )?);
     }
     if let Some(v) = obj.get("case_sensitive_tags") {
         c = c.with_case_sensitive_tags(get_bool(v, "case_sensitive_tags")?)?;

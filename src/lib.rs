@@ -73,8 +73,8 @@ mod tokenizer;
 mod utf8;
 
 pub use config::{
-    is_valid_name, Config, Declarations, DuplicateAttrs, SelfClosing, Strategy, StrayEndTagPolicy,
-    UnknownMode, DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
+    is_valid_name, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy,
+    StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
 };
 pub use error::{ConfigError, Error};
 pub use matcher::{MatchChunk, TagMatcher};

@@ -9,7 +9,7 @@ mod common;
 
 use common::{random_cuts, run_bytes, run_str, split_at, to_char_cuts, Rng};
 use kindaxml_stream::{
-    parse, Config, Declarations, DuplicateAttrs, SelfClosing, Strategy, StrayEndTagPolicy,
+    parse, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy, StrayEndTagPolicy,
     UnknownMode,
 };
 
@@ -141,6 +141,9 @@ fn random_config(rng: &mut Rng) -> Config {
                 )
                 .unwrap();
         }
+    }
+    if rng.chance(30) {
+        c = c.with_empty_elements(EmptyElements::Marker);
     }
     c = c
         .with_markdown_code(rng.chance(60))
