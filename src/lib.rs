@@ -60,6 +60,8 @@
 
 mod attrs;
 mod builder;
+#[cfg(feature = "tokio")]
+mod codec;
 mod config;
 mod entity;
 mod error;
@@ -68,10 +70,15 @@ mod json;
 mod matcher;
 mod output;
 mod parser;
+#[cfg(feature = "stream")]
+mod stream;
 mod text;
 mod tokenizer;
 mod utf8;
 
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use codec::{DecodeError, KindaxmlDecoder};
 pub use config::{
     is_valid_name, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy,
     StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
@@ -82,6 +89,9 @@ pub use output::{
     Annotation, Annotations, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
 };
 pub use parser::{parse, parse_bytes, Events, StreamParser};
+#[cfg(feature = "stream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stream")))]
+pub use stream::{Chunk, Input, KindaxmlStreamExt, ParseStream, StreamError, StreamItem};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

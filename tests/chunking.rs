@@ -9,8 +9,8 @@ mod common;
 
 use common::{random_cuts, run_bytes, run_str, split_at, to_char_cuts, Rng};
 use kindaxml_stream::{
-    parse, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy, StrayEndTagPolicy,
-    UnknownMode,
+    parse, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy,
+    StrayEndTagPolicy, UnknownMode,
 };
 
 const PIECES: &[&str] = &[
