@@ -19,8 +19,9 @@
 //!    the six contract elements are recognized tags and form a stack. Unknown elements are
 //!    stripped (the contract's "parsers should ignore unknown elements"), comments and other
 //!    declarations dropped (LLMs echo the prompt template's `<!-- … -->` lines, which mention
-//!    `<keyword>`), entities decoded (so `&amp;` is `&` and a bare `&` or `&&` stays literal —
-//!    seed 003's failure is not one here). Empty elements (`<keyword …/>`, a `<keyword …>`
+//!    `<keyword>`), entities decoded (so `&amp;` is `&`, and a bare `&` or `&&` stays literal
+//!    instead of failing the parse as in seed 003). Markdown code spans and fences (E2) and
+//!    CDATA keep any markup inside them as text (`Vec<u8>`). Empty elements (`<keyword …/>`, a `<keyword …>`
 //!    whose closer is missing, a `<subject>` holding only keywords) become markers, so no
 //!    element is lost. Trimming is off: the reader trims text itself, and with trimming on
 //!    the root's leading newline would hold every byte back until `</llmResponse>` (a
@@ -44,7 +45,10 @@
 //!    first violation as a typed [`ResponseError`] naming the element, the attribute and
 //!    the source byte offset. Rule 1 ("well-formed XML") is replaced by KindaXML's
 //!    deterministic recovery: an element closed by recovery is accepted and reported as a
-//!    [`Recovery`] note in the result, so the caller can log what was repaired.
+//!    [`Recovery`] note in the result, so the caller can log what was repaired. (Repairs
+//!    the parser does inside a tag — an unclosed quote ending at `>` — leave no trace in its
+//!    output and so get no note; a quote that swallows the next attribute shows up as that
+//!    attribute missing.)
 //!
 //! The order of checks is fixed: the root and the text outside it; then, element by element
 //! in document order, the element's attributes, the elements allowed inside it and their
@@ -54,12 +58,12 @@
 //!
 //! Chunk invariance carries over: however the input is split, the result is the same.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::fmt;
 
 use kindaxml_stream::{
-    Annotation, AttrValue, Close, Config, Declarations, EmptyElements, Event, Segment,
-    StreamParser, Strategy, UnknownMode,
+    Annotation, AttrValue, Close, Config, Declarations, EmptyElements, Event, Segment, Strategy,
+    StreamParser, UnknownMode,
 };
 
 /// The elements of the contract.
@@ -294,7 +298,9 @@ pub enum ResponseError {
         offset: usize,
     },
     /// Rules 3, 4, 10: a second element where exactly one is allowed.
-    #[error("<{element}> at byte {offset}: a second <{element}> in <{parent}> (exactly one is allowed)")]
+    #[error(
+        "<{element}> at byte {offset}: a second <{element}> in <{parent}> (exactly one is allowed)"
+    )]
     Duplicate {
         /// The element.
         element: Element,
@@ -460,16 +466,16 @@ impl Text {
         let Some(cut) = cut else {
             return &self.text;
         };
-        let end = self
-            .pieces
-            .iter()
-            .enumerate()
-            .take_while(|(_, &(pos, _))| pos < cut)
-            .last()
-            .map_or(0, |(i, &(pos, at))| {
-                let len = self.pieces.get(i + 1).map_or(self.text.len(), |p| p.1) - at;
-                at + len.min(cut - pos)
-            });
+        // Pieces are in output order and contiguous in `text`: keep each one's part before
+        // `cut` (a character boundary: a segment start or a marker position).
+        let mut end = 0;
+        for (i, &(pos, at)) in self.pieces.iter().enumerate() {
+            if pos >= cut {
+                break;
+            }
+            let next = self.pieces.get(i + 1).map_or(self.text.len(), |p| p.1);
+            end = at + (next - at).min(cut - pos);
+        }
         &self.text[..end]
     }
 }
@@ -522,10 +528,7 @@ impl Collector {
             }
         }
         if innermost.tag() == Element::Response.name()
-            && *self
-                .previewed
-                .get_or_insert(innermost.source_offset())
-                == innermost.source_offset()
+            && *self.previewed.get_or_insert(innermost.source_offset()) == innermost.source_offset()
         {
             self.delta.push_str(seg.text());
         }
@@ -533,17 +536,15 @@ impl Collector {
 
     /// The record of the element behind `a`, created at output position `pos` if new.
     fn record(&mut self, a: &Annotation, pos: usize) -> Option<&mut Record> {
-        let element = Element::from_tag(a.tag())?;
-        Some(
-            self.elements
-                .entry(a.source_offset())
-                .or_insert_with(|| Record {
-                    element,
-                    annotation: a.clone(),
-                    out_start: pos,
-                    text: Text::default(),
-                }),
-        )
+        match self.elements.entry(a.source_offset()) {
+            Entry::Occupied(e) => Some(e.into_mut()),
+            Entry::Vacant(e) => Some(e.insert(Record {
+                element: Element::from_tag(a.tag())?,
+                annotation: a.clone(),
+                out_start: pos,
+                text: Text::default(),
+            })),
+        }
     }
 
     fn push_outside(&mut self, mut s: &str) {
@@ -551,8 +552,10 @@ impl Collector {
             s = s.trim_start();
         }
         let have = self.outside.chars().count();
-        self.outside
-            .extend(s.chars().take((4 * OUTSIDE_SNIPPET_CHARS).saturating_sub(have)));
+        self.outside.extend(
+            s.chars()
+                .take((4 * OUTSIDE_SNIPPET_CHARS).saturating_sub(have)),
+        );
     }
 }
 
@@ -561,9 +564,19 @@ impl Collector {
 struct Node {
     rec: Record,
     children: Vec<usize>,
-    /// Set when the reader ended the element early (its end tag was missing and an element
-    /// it cannot contain started inside it): that element and its output position.
-    cut: Option<(Element, usize, usize)>,
+    /// Set when the reader ended the element early: its end tag was missing and an element
+    /// it cannot contain started inside it.
+    cut: Option<Cut>,
+}
+
+/// Where the reader ended an element whose end tag was missing: before `element`.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    element: Element,
+    /// Source offset of `element`.
+    offset: usize,
+    /// Output position where `element`'s content starts.
+    out_pos: usize,
 }
 
 impl Node {
@@ -583,16 +596,16 @@ impl Node {
     /// Source offset of the markup that closed it; `None` for the end of the input.
     fn end(&self) -> Option<usize> {
         match self.close() {
-            Close::EndTag { offset } | Close::AutoClosed { offset } | Close::Reopened { offset } => {
-                Some(offset)
-            }
+            Close::EndTag { offset }
+            | Close::AutoClosed { offset }
+            | Close::Reopened { offset } => Some(offset),
             Close::SelfClosing => Some(self.offset()),
             _ => None,
         }
     }
 
     fn text(&self) -> &str {
-        self.rec.text.before(self.cut.map(|c| c.2))
+        self.rec.text.before(self.cut.map(|c| c.out_pos))
     }
 
     /// The value of a required string attribute.
@@ -609,7 +622,7 @@ impl Node {
                 attribute,
                 offset,
             }),
-            Some(v) => Ok(v.as_str().unwrap_or_default()),
+            Some(AttrValue::Str(value)) => Ok(value),
         }
     }
 
@@ -646,14 +659,21 @@ impl Tree {
         let mut roots = Vec::new();
         let mut stack: Vec<usize> = Vec::new();
         for i in 0..nodes.len() {
-            let (element, offset, out_start) =
-                (nodes[i].element(), nodes[i].offset(), nodes[i].rec.out_start);
+            let (element, offset, out_start) = (
+                nodes[i].element(),
+                nodes[i].offset(),
+                nodes[i].rec.out_start,
+            );
             while let Some(&top) = stack.last() {
                 let node = &mut nodes[top];
                 if node.end().is_some_and(|end| end <= offset) {
                     stack.pop();
                 } else if node.close().is_recovery() && !node.element().allows(element) {
-                    node.cut = Some((element, offset, out_start));
+                    node.cut = Some(Cut {
+                        element,
+                        offset,
+                        out_pos: out_start,
+                    });
                     stack.pop();
                 } else {
                     break;
@@ -833,7 +853,10 @@ impl Tree {
                 element: n.element(),
                 offset: n.offset(),
                 closed: match (n.cut, n.close()) {
-                    (Some((element, offset, _)), _) => ClosedBy::Before { element, offset },
+                    (Some(cut), _) => ClosedBy::Before {
+                        element: cut.element,
+                        offset: cut.offset,
+                    },
                     (None, Close::AutoClosed { offset }) => self
                         .nodes
                         .iter()
