@@ -47,13 +47,55 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Streaming from an LLM
+//!
+//! With the `stream` feature, any `futures::Stream` of tokens — `String`, `&str`, `Bytes`,
+//! `Vec<u8>`, or `Result`s of them — becomes a `Stream` of events with
+//! `.kindaxml(&config)`. Byte tokens may split a UTF-8 character; an upstream error comes
+//! out as an error item after everything before it. With the `tokio` feature,
+//! `KindaxmlDecoder` does the same for any `AsyncRead` through
+//! `tokio_util::codec::FramedRead`.
+//!
+//! ```
+//! # #[cfg(feature = "stream")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use futures::{executor::block_on, stream, StreamExt};
+//! use kindaxml_stream::{Config, Event, KindaxmlStreamExt};
+//!
+//! let config = Config::default().with_tags(["cite"])?.with_raw_tags(["think"])?;
+//! // Tokens as an LLM client would yield them (here: a fixed list).
+//! let tokens = stream::iter(["<thi", "nk>Check the data", ".</think>\nRevenue gre", "w 12% <cite id=7>."]);
+//! let mut events = tokens.kindaxml(&config);
+//! let mut shown = Vec::new();
+//! block_on(async {
+//!     while let Some(event) = events.next().await {
+//!         if let Event::Text(seg) = event? {
+//!             let tags: Vec<&str> = seg.annotations().iter().map(|a| a.tag()).collect();
+//!             shown.push(format!("{}{:?}", seg.text(), tags)); // render it right away
+//!         }
+//!     }
+//!     Ok::<_, Box<dyn std::error::Error>>(())
+//! })?;
+//! // A line is final at its newline (a later <cite> could still claim it before that).
+//! assert_eq!(shown, [
+//!     "Check the data.[\"think\"]", "\n[]", "Revenue grew 12%[\"cite\"]", " .[]",
+//! ]);
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "stream"))]
+//! # fn main() {}
+//! ```
+//!
 //! # Crate features
 //!
 //! - `serde`: JSON configuration ([`Config::from_json`]) and the JSON output of the `kxml`
 //!   tool (`Document::to_json`, `Event::to_json`).
 //! - `cli`: the `kxml` command-line tool.
+//! - `stream`: the `futures::Stream` adapter (`KindaxmlStreamExt`, `ParseStream`).
+//! - `tokio`: the `tokio_util` codec (`KindaxmlDecoder`).
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, rustdoc::broken_intra_doc_links)]
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
