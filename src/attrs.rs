@@ -12,6 +12,8 @@ use crate::text::decode_at;
 /// Parses `text` into attributes.
 pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     let mut attrs = Attrs::new();
+    let mut names: Vec<&str> = Vec::new();
+    let mut index: Option<std::collections::HashMap<&str, usize>> = None;
     let b = text.as_bytes();
     let mut i = 0;
     let skip_ws = |mut i: usize| -> usize {
@@ -92,14 +94,36 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
             i = after_name;
             AttrValue::True
         };
-        match (dups, attrs.position(name)) {
-            (DuplicateAttrs::All, _) | (_, None) => attrs.push(name, value),
-            (DuplicateAttrs::Last, Some(k)) => attrs.set_value_at(k, value),
-            (DuplicateAttrs::First, Some(_)) => {}
+        if dups == DuplicateAttrs::All {
+            attrs.push(name, value);
+            continue;
+        }
+        // Duplicate lookup: a scan for the usual handful, an index past that (a tag may hold
+        // 10^5 attributes when max_tag_bytes allows it). Names are slices of `text`.
+        let found = match &index {
+            Some(ix) => ix.get(name).copied(),
+            None => names.iter().position(|n| *n == name),
+        };
+        match found {
+            None => {
+                if let Some(ix) = &mut index {
+                    ix.insert(name, names.len());
+                }
+                names.push(name);
+                attrs.push(name, value);
+                if index.is_none() && names.len() > INDEX_AFTER {
+                    index = Some(names.iter().enumerate().map(|(i, n)| (*n, i)).collect());
+                }
+            }
+            Some(k) if dups == DuplicateAttrs::Last => attrs.set_value_at(k, value),
+            Some(_) => {}
         }
     }
     attrs
 }
+
+/// Attribute count past which duplicates are found through a hash index.
+const INDEX_AFTER: usize = 16;
 
 fn value_text(s: &str, decode_entities: bool) -> String {
     if decode_entities {

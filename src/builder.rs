@@ -459,15 +459,21 @@ impl Builder {
 
     // ----------------------------------------------------------------- tags
 
-    /// A recognized start tag.
-    pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
+    /// A recognized start tag. Returns `false` (and does nothing) if `max_depth` tags are
+    /// already open: the caller then treats it as an unrecognized tag.
+    pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
         self.autoclose(tag, src);
+        if self.open.len() >= self.rules.max_depth {
+            return false;
+        }
         let strategy = self.rules.tags[tag].strategy;
         self.open_tag(tag, attrs, src, strategy, false);
+        true
     }
 
-    /// A recognized self-closing tag: a marker, or (E5) a forward annotation.
-    pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) {
+    /// A recognized self-closing tag: a marker, or (E5) a forward annotation. Returns
+    /// `false` like [`start_tag`](Builder::start_tag) when an E5 tag would exceed `max_depth`.
+    pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
         self.autoclose(tag, src);
         let strategy = match self.rules.tags[tag].self_closing {
             SelfClosing::Marker => None,
@@ -475,14 +481,18 @@ impl Builder {
             SelfClosing::UntilNewline => Some(Strategy::ForwardUntilNewline),
         };
         if let Some(strategy) = strategy {
+            if self.open.len() >= self.rules.max_depth {
+                return false;
+            }
             self.open_tag(tag, attrs, src, strategy, true);
-            return;
+            return true;
         }
         let name = self.rules.tags[tag].name.clone();
         self.markers.push_back(Marker {
             pos: self.out_len,
             annotation: Annotation::closed(name, attrs, src, Close::SelfClosing),
         });
+        true
     }
 
     /// A recognized end tag. Returns `false` if it was stray (the caller applies the

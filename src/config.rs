@@ -331,6 +331,7 @@ pub struct Config {
     pub(crate) self_closing: Vec<(Arc<str>, SelfClosing)>,
     pub(crate) declarations: Declarations,
     pub(crate) empty_elements: EmptyElements,
+    pub(crate) max_depth: usize,
     /// TagMatcher's leading-block mode: only a raw block at offset 0 is parsed.
     pub(crate) leading_block_only: bool,
 }
@@ -339,6 +340,8 @@ pub struct Config {
 pub const DEFAULT_MAX_TAG_BYTES: usize = 8192;
 /// Default of [`Config::max_span_bytes`]: 1 MiB.
 pub const DEFAULT_MAX_SPAN_BYTES: usize = 1 << 20;
+/// Default of [`Config::max_depth`]: 1024 open tags.
+pub const DEFAULT_MAX_DEPTH: usize = 1024;
 
 impl Default for Config {
     /// This crate's preset (SPEC §9): kindaxml's defaults, except unknown tags pass through
@@ -365,6 +368,7 @@ impl Default for Config {
             self_closing: Vec::new(),
             declarations: Declarations::Text,
             empty_elements: EmptyElements::Drop,
+            max_depth: DEFAULT_MAX_DEPTH,
             leading_block_only: false,
         }
     }
@@ -633,6 +637,29 @@ impl Config {
         self.empty_elements
     }
 
+    /// Most tags open at once (it matters in nested mode). A recognized start tag that would
+    /// open one more is treated as an unrecognized tag (its markup kept or stripped by
+    /// `unknown_mode`; its end tag is then stray), so memory stays bounded and the result
+    /// deterministic. Default: 1024.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidValue`] for 0.
+    pub fn with_max_depth(mut self, n: usize) -> Result<Self, ConfigError> {
+        if n == 0 {
+            return Err(ConfigError::InvalidValue {
+                field: "max_depth".into(),
+                message: "must be at least 1".into(),
+            });
+        }
+        self.max_depth = n;
+        Ok(self)
+    }
+
+    /// See [`with_max_depth`](Config::with_max_depth).
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
     pub(crate) fn with_leading_block_only(mut self, on: bool) -> Self {
         self.leading_block_only = on;
         self
@@ -817,6 +844,7 @@ pub(crate) struct Rules {
     pub(crate) markdown_code: bool,
     pub(crate) declarations: Declarations,
     pub(crate) empty_markers: bool,
+    pub(crate) max_depth: usize,
     pub(crate) leading_block_only: bool,
     /// Names (canonical and aliases, lowercased when matching is case-insensitive) that
     /// count inside raw content, with their tag.
@@ -909,6 +937,7 @@ impl Rules {
             markdown_code: c.markdown_code,
             declarations: c.declarations,
             empty_markers: c.empty_elements == EmptyElements::Marker,
+            max_depth: c.max_depth,
             leading_block_only: c.leading_block_only,
             raw_names,
         }

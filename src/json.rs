@@ -42,6 +42,7 @@ pub(crate) const CONFIG_FIELDS: &[&str] = &[
     "self_closing",
     "declarations",
     "empty_elements",
+    "max_depth",
 ];
 
 fn invalid(field: &str, message: impl Into<String>) -> ConfigError {
@@ -242,6 +243,9 @@ fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigE
     }
     if let Some(v) = obj.get("max_tag_bytes") {
         c = c.with_max_tag_bytes(get_size(v, "max_tag_bytes")?)?;
+    }
+    if let Some(v) = obj.get("max_depth") {
+        c = c.with_max_depth(get_size(v, "max_depth")?)?;
     }
     if let Some(v) = obj.get("max_span_bytes") {
         c = c.with_max_span_bytes(get_size(v, "max_span_bytes")?)?;

@@ -123,7 +123,8 @@ mod utf8;
 pub use codec::{DecodeError, KindaxmlDecoder};
 pub use config::{
     is_valid_name, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy,
-    StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_SPAN_BYTES, DEFAULT_MAX_TAG_BYTES,
+    StrayEndTagPolicy, UnknownMode, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SPAN_BYTES,
+    DEFAULT_MAX_TAG_BYTES,
 };
 pub use error::{ConfigError, Error};
 pub use matcher::{MatchChunk, TagMatcher};

@@ -57,10 +57,6 @@ impl Attrs {
         self.items.push((name.into(), value));
     }
 
-    pub(crate) fn position(&self, name: &str) -> Option<usize> {
-        self.items.iter().position(|(n, _)| &**n == name)
-    }
-
     pub(crate) fn set_value_at(&mut self, index: usize, value: AttrValue) {
         if let Some(item) = self.items.get_mut(index) {
             item.1 = value;
@@ -101,13 +97,17 @@ impl Attrs {
     /// The pairs grouped by name, names sorted by byte order; each group lists its values in
     /// source order. This is the shape of the JSON `attrs` object.
     pub fn grouped(&self) -> Vec<(&str, Vec<&AttrValue>)> {
-        let mut names: Vec<&str> = self.items.iter().map(|(n, _)| &**n).collect();
-        names.sort_unstable();
-        names.dedup();
-        names
-            .into_iter()
-            .map(|n| (n, self.get_all(n).collect()))
-            .collect()
+        // A stable sort keeps each name's values in source order.
+        let mut order: Vec<&(Box<str>, AttrValue)> = self.items.iter().collect();
+        order.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(&str, Vec<&AttrValue>)> = Vec::new();
+        for (n, v) in order {
+            match out.last_mut() {
+                Some((last, vs)) if *last == &**n => vs.push(v),
+                _ => out.push((n, vec![v])),
+            }
+        }
+        out
     }
 }
 

@@ -516,6 +516,10 @@ impl Tokenizer {
                             Decl::Doctype => Decl::Doctype,
                         };
                     }
+                    if over {
+                        // The limit may fall inside a character; no terminator can.
+                        i = crate::text::floor_boundary(input, i);
+                    }
                     self.cand.push_str(&input[start..i]);
                     if done {
                         // Dropped whole; it never closes anything.
@@ -991,12 +995,15 @@ impl Tokenizer {
                             rules.decode_entities,
                             rules.duplicate_attrs,
                         );
-                        b.self_closing_tag(tag, attrs, src);
+                        if !b.self_closing_tag(tag, attrs, src) {
+                            self.too_deep(rules, b);
+                        }
                     }
                     None => {
                         let attrs = parse_attrs(t, rules.decode_entities, rules.duplicate_attrs);
-                        b.start_tag(tag, attrs, src);
-                        if rules.tags[tag].raw {
+                        if !b.start_tag(tag, attrs, src) {
+                            self.too_deep(rules, b);
+                        } else if rules.tags[tag].raw {
                             self.state = State::Raw(RawCtx { tag, depth: 1 });
                         }
                     }
@@ -1006,6 +1013,14 @@ impl Tokenizer {
                 UnknownMode::Strip => {}
                 UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(&self.cand),
             },
+        }
+    }
+
+    /// A start tag past `max_depth`: handled as an unrecognized tag.
+    fn too_deep(&mut self, rules: &Rules, b: &mut Builder) {
+        match rules.unknown_mode {
+            UnknownMode::Strip => {}
+            UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(&self.cand),
         }
     }
 
