@@ -10,6 +10,9 @@ use crate::output::{AttrValue, Attrs};
 use crate::text::decode_at;
 
 /// Parses `text` into attributes.
+// Bounds: every index is < b.len() (checked by the loop guards), and slices start and end at ASCII
+// bytes found by the scans or at b.len(), so they are char boundaries.
+#[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     let mut attrs = Attrs::new();
     let mut names: Vec<&str> = Vec::new();

@@ -201,6 +201,8 @@ impl Builder {
     // ----------------------------------------------------------------- text
 
     /// Appends output text.
+    // Bounds: `cut` is a char boundary of `s` (floor_boundary) and <= s.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn text(&mut self, mut s: &str) {
         while !s.is_empty() {
             if let Some(front) = self.open.front() {
@@ -247,6 +249,9 @@ impl Builder {
         }
     }
 
+    // Bounds: `first` (a memchr hit) is < s.len() and `\n` is ASCII, so `s[..first]` is a char
+    // boundary.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn push_piece(&mut self, s: &str) {
         let start = self.out_len;
         self.held.push_str(s);
@@ -351,6 +356,8 @@ impl Builder {
     }
 
     /// Tracks the first alphanumeric run after `forward_next_token` tags.
+    // Bounds: `k` comes from `index_of`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn scan_tokens(&mut self, s: &str, start: usize) {
         for (i, c) in s.char_indices() {
             let pos = start + i;
@@ -387,6 +394,8 @@ impl Builder {
         self.open.binary_search_by_key(&id, |t| t.id).ok()
     }
 
+    // Bounds: `from >= 1` when `open[from - 1]` is read, and callers pass from <= open.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn recompute_prefix(&mut self, from: usize) {
         let mut m = if from == 0 {
             usize::MAX
@@ -402,6 +411,9 @@ impl Builder {
     // ----------------------------------------------------------------- cursors
 
     /// `clip(p)`: the earliest position a retro span of a tag at `p` may start.
+    // Bounds: `held_off` and the offset derived from `c > held_start` stay within `held` (held
+    // covers [held_start, out_len)).
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn clip(&self, p: usize) -> usize {
         let c = p.saturating_sub(self.rules.max_span_bytes);
         if c <= self.held_start {
@@ -411,6 +423,8 @@ impl Builder {
         self.held_start + ceil_boundary(held, c - self.held_start)
     }
 
+    // Bounds: `from` is clamped to `held_start..=out_len`, which `held[held_off..]` covers.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn cursor_query(&mut self, claim: bool, x: usize) -> usize {
         let mut cur = if claim { self.claim_cur } else { self.line_cur };
         if x > cur.at {
@@ -461,6 +475,8 @@ impl Builder {
 
     /// A recognized start tag. Returns `false` (and does nothing) if `max_depth` tags are
     /// already open: the caller then treats it as an unrecognized tag.
+    // Bounds: `tag` is a tag id from `Rules::lookup`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
         self.autoclose(tag, src);
         if self.open.len() >= self.rules.max_depth {
@@ -473,6 +489,8 @@ impl Builder {
 
     /// A recognized self-closing tag: a marker, or (E5) a forward annotation. Returns
     /// `false` like [`start_tag`](Builder::start_tag) when an E5 tag would exceed `max_depth`.
+    // Bounds: `tag` is a tag id from `Rules::lookup`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
         self.autoclose(tag, src);
         let strategy = match self.rules.tags[tag].self_closing {
@@ -497,6 +515,8 @@ impl Builder {
 
     /// A recognized end tag. Returns `false` if it was stray (the caller applies the
     /// stray policy).
+    // Bounds: `tag` is a tag id from `Rules::lookup`, < open_count.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn end_tag(&mut self, tag: usize, src: usize) -> bool {
         if self.open_count[tag] == 0 {
             return false;
@@ -513,6 +533,8 @@ impl Builder {
     }
 
     /// Steps 1–2 of SPEC §3 for a recognized start or self-closing tag.
+    // Bounds: `i` comes from rposition over `open`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn autoclose(&mut self, tag: usize, src: usize) {
         let c = self.out_len;
         if self.rules.autoclose_on_same_tag && self.open_count[tag] > 0 {
@@ -541,6 +563,8 @@ impl Builder {
         }
     }
 
+    // Bounds: `tag` is a tag id from `Rules::lookup`, < tags.len() == open_count.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn open_tag(&mut self, tag: usize, attrs: Attrs, src: usize, strategy: Strategy, e5: bool) {
         let p = self.out_len;
         let trim = self.rules.trim;
@@ -637,6 +661,8 @@ impl Builder {
     }
 
     /// Marks the open tag at index `k` as sharing its start (see [`OpenTag::shared`]).
+    // Bounds: callers pass an index < open.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn mark_shared(&mut self, k: usize) {
         let t = &mut self.open[k];
         if t.shared {
@@ -655,6 +681,8 @@ impl Builder {
 
     /// Marks every open tag that starts at `pos`. (Two or more open tags at one position
     /// are already marked, so only a single one can need it.)
+    // Bounds: `from` is checked against open.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn mark_shared_at(&mut self, pos: usize) {
         let from = self.open.partition_point(|t| t.p < pos);
         if from < self.open.len() && self.open[from].p == pos {
@@ -662,6 +690,8 @@ impl Builder {
         }
     }
 
+    // Bounds: `t.tag` is a tag id from `Rules::lookup`, < open_count.len().
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn forget(&mut self, t: &OpenTag) {
         if !t.e5 {
             self.open_count[t.tag] -= 1;
@@ -691,6 +721,8 @@ impl Builder {
 
     /// Closes, by recovery, the oldest tags whose content has reached `max_span_bytes`
     /// (or would pass it with the next char, `next_w` bytes wide).
+    // Bounds: `k` ranges over `0..open.len()`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn close_at_limit(&mut self, next_w: usize) {
         let c = self.out_len;
         let max = self.rules.max_span_bytes;
@@ -771,6 +803,9 @@ impl Builder {
     }
 
     /// Closes a tag already removed from the open list.
+    // Bounds: `k` is the index of the target found by `index_of` just before, and nothing is
+    // removed from `open` in between.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn close_tag(&mut self, t: OpenTag, c: usize, close: Close) -> Resolution {
         let explicit = matches!(close, Close::EndTag { .. } | Close::Reopened { .. });
         t.ann.set_close(close, (!explicit).then_some(t.strategy));
@@ -918,6 +953,10 @@ impl Builder {
         self.emit_to(self.out_len);
     }
 
+    // Bounds: indices into `active` are < active.len(); text positions are in [held_start, f] with
+    // f <= out_len, which `held[held_off..]` covers, and they are span or marker boundaries, all
+    // char boundaries of the output.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn emit_to(&mut self, f: usize) {
         let a = self.held_start;
         if f <= a && self.markers.front().is_none_or(|m| m.pos > f) {

@@ -285,6 +285,8 @@ impl FromStr for EmptyElements {
 }
 
 /// Whether `name` is a tag Name: `[A-Za-z][A-Za-z0-9_\-:.]*`.
+// Bounds: `b[0]` is read after the emptiness check.
+#[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub fn is_valid_name(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty() && b[0].is_ascii_alphabetic() && b[1..].iter().all(|&c| is_name_char(c))
@@ -691,6 +693,8 @@ impl Config {
     }
 
     /// The strategy a recognized tag recovers with, or `None` if `tag` is not recognized.
+    // Bounds: `lookup` returns indices into `tags`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub fn strategy_for(&self, tag: &str) -> Option<Strategy> {
         let rules = Rules::new(self);
         rules.lookup(tag).map(|id| rules.tags[id].strategy)
@@ -760,6 +764,8 @@ impl Config {
     }
 
     /// Cross-field checks: case collisions, aliases that shadow tags or chain.
+    // Bounds: `i` ranges over the same list's indices.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn check_names(&self) -> Result<(), ConfigError> {
         let mut tags: Vec<&Arc<str>> = self.recognized_tags.iter().collect();
         for r in &self.raw_tags {
@@ -856,6 +862,8 @@ pub(crate) struct Rules {
 }
 
 impl Rules {
+    // Bounds: ids stored in `lookup` are indices pushed into `tags`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn new(c: &Config) -> Rules {
         let key = |s: &str| -> Box<str> {
             if c.case_sensitive_tags {

@@ -51,11 +51,15 @@ impl EntityLexer {
     }
 
     /// The bytes taken so far (ASCII), to emit as literal text after a failure.
+    // Bounds: `len <= MAX_ENTITY_BYTES == buf.len()`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn taken(&self) -> &str {
         // Only ASCII bytes are ever taken.
         std::str::from_utf8(&self.buf[..self.len]).unwrap_or("&")
     }
 
+    // Bounds: `push` checks `len < MAX_ENTITY_BYTES` before calling it.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn take(&mut self, b: u8) -> Step {
         self.buf[self.len] = b;
         self.len += 1;
@@ -63,6 +67,9 @@ impl EntityLexer {
     }
 
     /// Feeds one byte.
+    // Bounds: `len < MAX_ENTITY_BYTES` is checked first, so `buf[len]` and `buf[1..len]` are in
+    // bounds; name prefixes are compared after length checks.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn push(&mut self, b: u8) -> Step {
         if self.len >= MAX_ENTITY_BYTES {
             return Step::Fail;
@@ -140,6 +147,9 @@ impl EntityLexer {
 }
 
 /// Decodes every reference in `s` (used for attribute values).
+// Bounds: indices are < bytes.len() (loop guards) and slices end at `&` (ASCII), at the lexer's
+// stop (ASCII) or at the end.
+#[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub(crate) fn decode(s: &str) -> Cow<'_, str> {
     let bytes = s.as_bytes();
     let Some(first) = memchr::memchr(b'&', bytes) else {

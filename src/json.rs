@@ -258,6 +258,8 @@ fn apply_json(mut c: Config, obj: &Map<String, Value>) -> Result<Config, ConfigE
 struct AttrsJson<'a>(&'a Attrs);
 
 impl Serialize for AttrsJson<'_> {
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let groups = self.0.grouped();
         let mut m = s.serialize_map(Some(groups.len()))?;
@@ -276,6 +278,8 @@ impl Serialize for AttrsJson<'_> {
 struct ValueJson<'a>(&'a AttrValue);
 
 impl Serialize for ValueJson<'_> {
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             AttrValue::Str(v) => s.serialize_str(v),
@@ -286,6 +290,8 @@ impl Serialize for ValueJson<'_> {
 
 impl Serialize for Annotation {
     /// `{"tag":…,"attrs":{…}}`.
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("Annotation", 2)?;
         st.serialize_field("tag", self.tag())?;
@@ -297,6 +303,8 @@ impl Serialize for Annotation {
 struct AnnList<'a>(&'a [Annotation]);
 
 impl Serialize for AnnList<'_> {
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for a in self.0 {
@@ -308,6 +316,8 @@ impl Serialize for AnnList<'_> {
 
 impl Serialize for Segment {
     /// `{"text":…,"ann":[…]}`.
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("Segment", 2)?;
         st.serialize_field("text", self.text())?;
@@ -318,6 +328,8 @@ impl Serialize for Segment {
 
 impl Serialize for Marker {
     /// `{"pos":…,"tag":…,"attrs":{…}}`.
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("Marker", 3)?;
         st.serialize_field("pos", &self.pos())?;
@@ -329,6 +341,8 @@ impl Serialize for Marker {
 
 impl Serialize for Document {
     /// `{"text":…,"segments":[…],"markers":[…]}`.
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("Document", 3)?;
         st.serialize_field("text", self.text())?;
@@ -340,6 +354,8 @@ impl Serialize for Document {
 
 impl Serialize for Event {
     /// `{"type":"text","text":…,"ann":[…]}` or `{"type":"marker","pos":…,"tag":…,"attrs":{…}}`.
+    // Bounds: `values` is a non-empty group from `Attrs::grouped`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Event::Text(seg) => {

@@ -95,6 +95,21 @@
 //! - `tokio`: the `tokio_util` codec (`KindaxmlDecoder`).
 
 #![forbid(unsafe_code)]
+// No panic paths in library code: no unwrap/expect/panic, and every function that indexes
+// says why its indices are in bounds (`// Bounds:` on its `allow`).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::todo,
+        clippy::unimplemented,
+        clippy::unreachable,
+        clippy::indexing_slicing,
+        clippy::string_slice
+    )
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, rustdoc::broken_intra_doc_links)]
 #![warn(missing_debug_implementations, unreachable_pub)]

@@ -72,6 +72,8 @@ impl TagMatcher {
         })
     }
 
+    // Bounds: `names[1..]` follows the non-empty check of `names.first()`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn config<I, S>(names: I, leading: bool) -> Result<Config, ConfigError>
     where
         I: IntoIterator<Item = S>,

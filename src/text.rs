@@ -7,6 +7,8 @@ pub(crate) fn is_trim_char(c: char) -> bool {
 }
 
 /// Byte offset of the first char of `s` that trimming keeps, if any.
+// Bounds: `i < b.len()` is the loop condition.
+#[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub(crate) fn first_kept(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     let mut i = 0;
@@ -29,6 +31,8 @@ pub(crate) fn first_kept(s: &str) -> Option<usize> {
 }
 
 /// Byte offset just past the last char of `s` that trimming keeps, if any.
+// Bounds: `end > 0` is the loop condition, and `end` only moves by whole chars.
+#[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub(crate) fn last_kept_end(s: &str) -> Option<usize> {
     let b = s.as_bytes();
     let mut end = b.len();

@@ -251,6 +251,8 @@ impl Tokenizer {
     }
 
     /// Feeds a chunk whose first byte has source offset `src`.
+    // Bounds: `run` returns a count <= rest.len() that ends on a char boundary.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn feed(&mut self, rules: &Rules, b: &mut Builder, input: &str, src: usize) {
         let mut rest = input;
         let mut src = src;
@@ -268,6 +270,8 @@ impl Tokenizer {
         }
     }
 
+    // Bounds: `r.pos <= r.text.len()` and only moves to char boundaries (`run` returns a boundary).
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn drain_replays(&mut self, rules: &Rules, b: &mut Builder) {
         while let Some(mut r) = self.replays.pop() {
             let n = self.run(rules, b, &r.text[r.pos..], r.src + r.pos);
@@ -282,6 +286,8 @@ impl Tokenizer {
     }
 
     /// End of input: every unfinished construct becomes text (or is replayed as text).
+    // Bounds: `n <= 2` for a pending `]` count.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn finish(&mut self, rules: &Rules, b: &mut Builder) {
         loop {
             self.drain_replays(rules, b);
@@ -312,6 +318,9 @@ impl Tokenizer {
 
     /// The construct in `cand` did not complete: its first `lead` bytes are literal text and
     /// the rest is replayed (in raw content when `raw` is given).
+    // Bounds: `lead` <= cand.len(): the construct's first byte or its opening backtick run, both
+    // ASCII.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn abort_construct(&mut self, b: &mut Builder, lead: usize, raw: Option<RawCtx>) {
         self.line_prefix = None;
         self.state = match raw {
@@ -350,6 +359,10 @@ impl Tokenizer {
     /// Runs the machine over `input` (source offset `src`). Returns how many bytes were
     /// consumed: all of them, unless a construct aborted (then `self.aborted` is set and the
     /// caller replays it before the rest).
+    // Bounds: `i < bytes.len()` holds wherever `bytes[i]` is read (loop condition); `i` only
+    // advances by whole chars or to memchr hits on ASCII bytes, so every slice of `input` ends on a
+    // char boundary (fuzzed: fuzz/fuzz_targets/chunked.rs).
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn run(&mut self, rules: &Rules, b: &mut Builder, input: &str, src: usize) -> usize {
         let bytes = input.as_bytes();
         let mut i = 0;
@@ -823,6 +836,8 @@ impl Tokenizer {
 
     /// In a plain run `bytes[from..to]`: tracks whether the run ends at a line start, and
     /// returns the position of a `~` that starts a line (after at most 3 spaces), if any.
+    // Bounds: `from <= to <= bytes.len()` and `j < to` guards every read.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn scan_line_starts(&mut self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
         let run = &bytes[from..to];
         let check = |at: usize, spaces: u8| -> (Option<usize>, Option<u8>) {
@@ -864,6 +879,8 @@ impl Tokenizer {
     }
 
     /// Lexes a tag candidate from `input[*i..]`, advancing `*i` past what belongs to it.
+    // Bounds: `*i < bytes.len()` is the loop condition.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn lex_tag(&self, rules: &Rules, lx: &mut TagLex, input: &str, i: &mut usize) -> TagOutcome {
         let bytes = input.as_bytes();
         let base = self.cand.len();
@@ -948,6 +965,8 @@ impl Tokenizer {
 
     /// Splits the complete candidate in `cand`: whether it is an end tag, where its name
     /// starts and ends.
+    // Bounds: `ne < bytes.len()` guards every read.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn split_tag(&self) -> (bool, usize, usize) {
         let bytes = self.cand.as_bytes();
         let is_end = bytes.get(1) == Some(&b'/');
@@ -960,11 +979,16 @@ impl Tokenizer {
     }
 
     /// The text between the name and `>`, trailing whitespace removed.
+    // Bounds: only called on a complete candidate, `<` … `>`, with `name_end < len`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn tag_rest(&self, name_end: usize) -> &str {
         self.cand[name_end..self.cand.len() - 1].trim_end()
     }
 
     /// A complete candidate `<…>` is in `cand`: classify it and tell the builder.
+    // Bounds: `ns..ne` and `ne..len-1` come from `split_tag` on a complete candidate (which starts
+    // with `<` and ends with `>`).
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn complete_tag(&mut self, rules: &Rules, b: &mut Builder) {
         let (is_end, ns, ne) = self.split_tag();
         let src = self.cand_src;

@@ -32,6 +32,9 @@ impl Utf8Decoder {
 
     /// Decodes `input`, calling `sink` with each valid piece. On an invalid sequence (strict
     /// mode) the valid text before it has been passed to `sink` and the error names its offset.
+    // Bounds: `take <= need - plen <= 3` and `have <= 4`; `i + v` and `i + n` come from `from_utf8`
+    // on `input[i..]`.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn feed(&mut self, input: &[u8], sink: &mut dyn FnMut(&str)) -> Result<(), Error> {
         let mut i = 0;
         if self.plen > 0 {
