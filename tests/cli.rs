@@ -320,3 +320,27 @@ fn closed_stdout_is_quiet() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// Binary garbage: a clear error naming the offset (strict), or U+FFFD (lossy) — never a
+/// panic, whatever the bytes.
+#[test]
+fn binary_garbage() {
+    let mut seed: u64 = 42;
+    let garbage: Vec<u8> = (0..200_000)
+        .map(|_| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (seed >> 56) as u8
+        })
+        .collect();
+    let first_bad = std::str::from_utf8(&garbage).unwrap_err().valid_up_to();
+    let o = kxml(&["--tags", "cite,note"], &garbage);
+    assert_eq!(o.code, 1);
+    assert_eq!(o.stderr, format!("kxml: invalid UTF-8 at input byte offset {first_bad}\n"));
+    for format in ["document", "jsonl", "text", "count"] {
+        let o = kxml(&["--tags", "cite,note", "--lossy", "--format", format, "--chunk-size", "7"], &garbage);
+        assert_eq!(o.code, 0, "{format}: {}", o.stderr);
+        assert!(o.stderr.is_empty());
+    }
+    let o = kxml(&["--lossy", "--format", "text"], &garbage);
+    assert_eq!(o.stdout, String::from_utf8_lossy(&garbage));
+}

@@ -10,18 +10,64 @@ use std::collections::BTreeSet;
 
 use common::{random_cuts, run_bytes, split_at, Rng};
 use kindaxml_stream::{
-    parse, Close, Config, EmptyElements, Event, SelfClosing, StrayEndTagPolicy, Strategy, StreamParser, UnknownMode,
+    parse, Close, Config, EmptyElements, Event, SelfClosing, Strategy, StrayEndTagPolicy,
+    StreamParser, UnknownMode,
 };
 
 const PIECES: &[&str] = &[
-    "<cite", "<note", "<todo", "<a", "<think>", "</think>", "</cite>", "</note>", "</a>", "<todo/>", "<cite id=1>",
-    "<note>", "<a x='1'>", " id=", "=", "\"", "'", ">", "/>", "/", "<", "</", "<!", "<?x?>", "&amp;", "&", "\n", "\n\n",
-    "\r\n", " ", "word", ".", ",", "日本", "é", "\u{3000}", "<weird>", "</weird>", "<b/>", "`", "```\n", "<john@x.org>",
-    "<a/b>", "<!-- c -->", "<CITE>", "x",
+    "<cite",
+    "<note",
+    "<todo",
+    "<a",
+    "<think>",
+    "</think>",
+    "</cite>",
+    "</note>",
+    "</a>",
+    "<todo/>",
+    "<cite id=1>",
+    "<note>",
+    "<a x='1'>",
+    " id=",
+    "=",
+    "\"",
+    "'",
+    ">",
+    "/>",
+    "/",
+    "<",
+    "</",
+    "<!",
+    "<?x?>",
+    "&amp;",
+    "&",
+    "\n",
+    "\n\n",
+    "\r\n",
+    " ",
+    "word",
+    ".",
+    ",",
+    "日本",
+    "é",
+    "\u{3000}",
+    "<weird>",
+    "</weird>",
+    "<b/>",
+    "`",
+    "```\n",
+    "<john@x.org>",
+    "<a/b>",
+    "<!-- c -->",
+    "<CITE>",
+    "x",
 ];
 
 fn config(rng: &mut Rng) -> Config {
-    let tags: Vec<&str> = ["cite", "note", "todo", "a"].into_iter().filter(|_| rng.chance(70)).collect();
+    let tags: Vec<&str> = ["cite", "note", "todo", "a"]
+        .into_iter()
+        .filter(|_| rng.chance(70))
+        .collect();
     let mut c = Config::default()
         .with_tags(tags.clone())
         .unwrap()
@@ -83,10 +129,18 @@ fn expected_text(input: &str, starts: &BTreeSet<usize>) -> String {
     let mut out = Vec::new();
     let mut i = 0;
     for &s in starts {
-        assert!(s >= i, "markup at {s} overlaps the previous one (ends {i}) in {input:?}");
+        assert!(
+            s >= i,
+            "markup at {s} overlaps the previous one (ends {i}) in {input:?}"
+        );
         assert_eq!(b[s], b'<', "offset {s} is not a `<` in {input:?}");
         out.extend_from_slice(&b[i..s]);
-        let end = s + b[s..].iter().position(|&c| c == b'>').expect("markup ends with >") + 1;
+        let end = s
+            + b[s..]
+                .iter()
+                .position(|&c| c == b'>')
+                .expect("markup ends with >")
+            + 1;
         i = end;
     }
     out.extend_from_slice(&b[i..]);
@@ -105,7 +159,11 @@ fn every_byte_is_text_or_recognized_markup() {
         }
         let doc = parse(&input, &config);
         let want = expected_text(&input, &markup_starts(&config, &input));
-        assert_eq!(doc.text(), want, "case {case} seed {seed}: {input:?}\n{config:?}");
+        assert_eq!(
+            doc.text(),
+            want,
+            "case {case} seed {seed}: {input:?}\n{config:?}"
+        );
         let k = 1 + rng.below(6);
         let cuts = random_cuts(&mut rng, input.len(), k);
         assert_eq!(run_bytes(&config, &split_at(input.as_bytes(), &cuts)), doc);

@@ -9,7 +9,11 @@ use kindaxml_stream::{parse, Config, Declarations};
 fn every_split(config: &Config, input: &str) {
     let want = parse(input, config);
     for i in 0..=input.len() {
-        assert_eq!(run_bytes(config, &split_at(input.as_bytes(), &[i])), want, "split {i}");
+        assert_eq!(
+            run_bytes(config, &split_at(input.as_bytes(), &[i])),
+            want,
+            "split {i}"
+        );
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{random_cuts, run_bytes, split_at, Rng};
-use kindaxml_stream::{parse, Config, Event, StreamParser, Strategy, DEFAULT_MAX_DEPTH};
+use kindaxml_stream::{parse, Config, Event, Strategy, StreamParser, DEFAULT_MAX_DEPTH};
 
 fn nested() -> Config {
     Config::default()
@@ -67,7 +67,11 @@ fn max_depth_is_chunk_invariant() {
         for _ in 0..4 {
             let k = 1 + rng.below(input.len().max(1));
             let cuts = random_cuts(&mut rng, input.len(), k);
-            assert_eq!(run_bytes(&config, &split_at(input.as_bytes(), &cuts)), want, "{input:?}");
+            assert_eq!(
+                run_bytes(&config, &split_at(input.as_bytes(), &cuts)),
+                want,
+                "{input:?}"
+            );
         }
     }
 }
@@ -82,17 +86,37 @@ fn a_hundred_thousand_attributes() {
         tag.push_str(&format!(" a{}={}", i % (n / 2), i));
     }
     tag.push_str(">x</cite>");
-    let config = Config::default().with_tags(["cite"]).unwrap().with_max_tag_bytes(4 << 20).unwrap();
+    let config = Config::default()
+        .with_tags(["cite"])
+        .unwrap()
+        .with_max_tag_bytes(4 << 20)
+        .unwrap();
     let start = Instant::now();
     let doc = parse(&tag, &config);
     assert!(start.elapsed() < bound(), "{:?}", start.elapsed());
     let attrs = doc.segments()[0].annotations()[0].attrs();
     assert_eq!(attrs.len(), n / 2, "duplicates keep the last value");
     assert_eq!(attrs.get("a7").and_then(|v| v.as_str()), Some("50007"));
-    let all = parse(&tag, &config.clone().with_duplicate_attrs(kindaxml_stream::DuplicateAttrs::All));
+    let all = parse(
+        &tag,
+        &config
+            .clone()
+            .with_duplicate_attrs(kindaxml_stream::DuplicateAttrs::All),
+    );
     assert_eq!(all.segments()[0].annotations()[0].attrs().len(), n);
-    let first = parse(&tag, &config.clone().with_duplicate_attrs(kindaxml_stream::DuplicateAttrs::First));
-    assert_eq!(first.segments()[0].annotations()[0].attrs().get("a7").and_then(|v| v.as_str()), Some("7"));
+    let first = parse(
+        &tag,
+        &config
+            .clone()
+            .with_duplicate_attrs(kindaxml_stream::DuplicateAttrs::First),
+    );
+    assert_eq!(
+        first.segments()[0].annotations()[0]
+            .attrs()
+            .get("a7")
+            .and_then(|v| v.as_str()),
+        Some("7")
+    );
     let ones: Vec<usize> = (1..tag.len()).step_by(997).collect();
     assert_eq!(run_bytes(&config, &split_at(tag.as_bytes(), &ones)), doc);
     // The same tag is text under the default limit.
@@ -104,7 +128,11 @@ fn a_hundred_thousand_attributes() {
 /// the line is, and every byte comes out.
 #[test]
 fn a_long_line_stays_bounded() {
-    let config = Config::default().with_tags(["cite"]).unwrap().with_max_span_bytes(64 << 10).unwrap();
+    let config = Config::default()
+        .with_tags(["cite"])
+        .unwrap()
+        .with_max_span_bytes(64 << 10)
+        .unwrap();
     let unit = "Claim number one is true and well supported <cite id=1>. ";
     let mut p = StreamParser::new(&config);
     let mut out = 0usize;
@@ -121,7 +149,17 @@ fn a_long_line_stays_bounded() {
         max_held = max_held.max(p.held_output_bytes());
         fed += block.len();
     }
-    out += p.finish().unwrap().map(|e| if let Event::Text(s) = e { s.text().len() } else { 0 }).sum::<usize>();
+    out += p
+        .finish()
+        .unwrap()
+        .map(|e| {
+            if let Event::Text(s) = e {
+                s.text().len()
+            } else {
+                0
+            }
+        })
+        .sum::<usize>();
     assert_eq!(out, fed / unit.len() * (unit.len() - "<cite id=1>".len()));
     assert!(max_held <= (64 << 10) + block.len(), "held {max_held}");
 }
