@@ -188,6 +188,11 @@ impl Builder {
         }
     }
 
+    /// Reserves room for about `n` more bytes of output (one-shot parsing knows its size).
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.held.reserve(n);
+    }
+
     /// Output bytes produced so far.
     pub(crate) fn out_len(&self) -> usize {
         self.out_len
@@ -866,6 +871,7 @@ impl Builder {
     /// Adds the final span of a tag opened at `p` (or, if it is empty and `empty_elements`
     /// is `marker`, a marker at `p`).
     fn add_span(&mut self, s: Option<(usize, usize)>, ann: Annotation, seq: u64, p: usize) {
+        ann.set_span(s.filter(|(a, b)| a < b));
         let (start, end) = match s {
             Some((start, end)) if start < end => (start, end),
             _ => {
@@ -902,8 +908,13 @@ impl Builder {
             }
             return;
         }
-        let at = self.pending.partition_point(|p| p.start <= start);
-        self.pending.insert(at, span);
+        // Spans mostly arrive in start order: append unless one starts later.
+        if self.pending.back().is_none_or(|p| p.start <= start) {
+            self.pending.push_back(span);
+        } else {
+            let at = self.pending.partition_point(|p| p.start <= start);
+            self.pending.insert(at, span);
+        }
     }
 
     // ----------------------------------------------------------------- emission

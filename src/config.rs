@@ -823,6 +823,24 @@ fn check_name(field: &str, name: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// FxHash-style hasher for short tag names (SipHash's DoS resistance buys nothing for a
+/// table built from the configuration).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type NameMap<V> = HashMap<Box<str>, V, std::hash::BuildHasherDefault<NameHasher>>;
+
 /// One recognized tag, compiled.
 #[derive(Debug)]
 pub(crate) struct TagRule {
@@ -836,7 +854,7 @@ pub(crate) struct TagRule {
 #[derive(Debug)]
 pub(crate) struct Rules {
     pub(crate) tags: Vec<TagRule>,
-    lookup: HashMap<Box<str>, usize>,
+    lookup: NameMap<usize>,
     pub(crate) case_sensitive: bool,
     pub(crate) unknown_mode: UnknownMode,
     pub(crate) autoclose_on_any_tag: bool,
@@ -881,7 +899,7 @@ impl Rules {
             self_closing.insert(key(t), *b);
         }
         let mut tags: Vec<TagRule> = Vec::new();
-        let mut lookup: HashMap<Box<str>, usize> = HashMap::new();
+        let mut lookup: NameMap<usize> = NameMap::default();
         let mut add = |name: &Arc<str>, raw: bool, tags: &mut Vec<TagRule>| {
             let k = key(name);
             if let Some(&id) = lookup.get(&k) {

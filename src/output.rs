@@ -178,6 +178,9 @@ struct AnnotationData {
     source_offset: usize,
     /// Set once, when the tag closes.
     closed: OnceLock<(Close, Option<Strategy>)>,
+    /// The final span, set once it is known (when the tag closes, or for a `retro_claim`
+    /// fallback when the tag it falls back to closes).
+    span: OnceLock<Option<(usize, usize)>>,
 }
 
 /// One recognized tag's annotation: its name (as configured), attributes, where it came from
@@ -203,6 +206,7 @@ impl Annotation {
             attrs,
             source_offset,
             closed: OnceLock::new(),
+            span: OnceLock::new(),
         }))
     }
 
@@ -216,6 +220,11 @@ impl Annotation {
     /// Records how the tag closed (first call wins).
     pub(crate) fn set_close(&self, close: Close, strategy: Option<Strategy>) {
         let _ = self.0.closed.set((close, strategy));
+    }
+
+    /// Records the final span (first call wins).
+    pub(crate) fn set_span(&self, span: Option<(usize, usize)>) {
+        let _ = self.0.span.set(span);
     }
 
     /// The tag name, spelled as in the configuration (not as in the input).
@@ -236,6 +245,20 @@ impl Annotation {
     /// How the tag was closed, or `None` while it is still open (see the type's docs).
     pub fn close(&self) -> Option<Close> {
         self.0.closed.get().map(|c| c.0)
+    }
+
+    /// The output byte range this tag annotates, once its final span is known: `None` while
+    /// the tag is open, for markers, and for a tag whose span is empty.
+    ///
+    /// ```
+    /// use kindaxml_stream::{parse, Config};
+    /// let doc = parse("Grass is green <cite id=2>.", &Config::default().with_tags(["cite"])?);
+    /// let cite = &doc.segments()[0].annotations()[0];
+    /// assert_eq!(cite.span(), Some(0..14));
+    /// # Ok::<(), kindaxml_stream::ConfigError>(())
+    /// ```
+    pub fn span(&self) -> Option<std::ops::Range<usize>> {
+        self.0.span.get().copied().flatten().map(|(a, b)| a..b)
     }
 
     /// The recovery strategy that chose the span, when the tag was closed by recovery.

@@ -232,6 +232,7 @@ impl StreamParser {
 pub fn parse(input: &str, config: &Config) -> Document {
     let mut parser = StreamParser::new(config);
     let mut doc = Document::new();
+    parser.builder.reserve(input.len());
     parser.feed_str(input);
     parser.tokenizer.finish(&parser.rules, &mut parser.builder);
     parser.builder.finish();

@@ -274,3 +274,54 @@ fn invalid_utf8_same_offset_under_any_split() {
         }
     }
 }
+
+/// `Annotation::span()` is exactly the output range of the text events that carry the
+/// annotation (contiguous), and `None` for markers and for annotations on no text.
+#[test]
+fn annotation_span_matches_the_events() {
+    use kindaxml_stream::{Annotation, Event, StreamParser};
+    let seed = common::seed(23);
+    let mut rng = Rng::new(seed);
+    for case in 0..common::cases(4000) / 2 {
+        let config = random_config(&mut rng);
+        let n = 1 + rng.below(30);
+        let input = random_input(&mut rng, n);
+        let mut p = StreamParser::new(&config);
+        let mut events: Vec<Event> = Vec::new();
+        let bytes = input.as_bytes();
+        let k = 1 + rng.below(bytes.len().max(1));
+        for part in split_at(bytes, &random_cuts(&mut rng, bytes.len(), k)) {
+            events.extend(p.update_bytes(part).unwrap());
+        }
+        events.extend(p.finish().unwrap());
+        // Group ranges by annotation identity (source offset + tag + close + span).
+        let mut seen: Vec<(Annotation, usize, usize)> = Vec::new();
+        for e in &events {
+            match e {
+                Event::Text(s) => {
+                    for a in s.annotations() {
+                        match seen.iter_mut().find(|(b, _, _)| b == a) {
+                            Some((_, _, end)) => {
+                                assert_eq!(
+                                    *end,
+                                    s.start(),
+                                    "case {case}: span of {a:?} not contiguous in {input:?}"
+                                );
+                                *end = s.end();
+                            }
+                            None => seen.push((a.clone(), s.start(), s.end())),
+                        }
+                    }
+                }
+                Event::Marker(m) => assert!(m.annotation().span().is_none()),
+            }
+        }
+        for (a, start, end) in seen {
+            assert_eq!(
+                a.span(),
+                Some(start..end),
+                "case {case} seed {seed}: {input:?}"
+            );
+        }
+    }
+}
