@@ -146,7 +146,7 @@ pub use matcher::{MatchChunk, TagMatcher};
 pub use output::{
     Annotation, Annotations, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
 };
-pub use parser::{parse, parse_bytes, Events, StreamParser};
+pub use parser::{parse, parse_bytes, CompiledConfig, Events, StreamParser};
 #[cfg(feature = "stream")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stream")))]
 pub use stream::{Chunk, Input, KindaxmlStreamExt, ParseStream, StreamError, StreamItem};

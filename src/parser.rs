@@ -94,10 +94,35 @@ impl DoubleEndedIterator for Events<'_> {
 }
 impl std::iter::FusedIterator for Events<'_> {}
 
+/// A [`Config`] compiled once and shared by many parsers (cheap to clone): a server holding
+/// many concurrent streams builds the tag table once.
+///
+/// ```
+/// use kindaxml_stream::{Config, StreamParser};
+/// let compiled = Config::default().with_tags(["cite"])?.compile();
+/// let parsers: Vec<StreamParser> = (0..3).map(|_| StreamParser::from_compiled(&compiled)).collect();
+/// assert_eq!(parsers.len(), 3);
+/// # Ok::<(), kindaxml_stream::ConfigError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct CompiledConfig(Arc<Rules>);
+
+impl Config {
+    /// Compiles this configuration for [`StreamParser::from_compiled`].
+    pub fn compile(&self) -> CompiledConfig {
+        CompiledConfig(Arc::new(Rules::new(self)))
+    }
+}
+
 impl StreamParser {
     /// A parser for `config`.
     pub fn new(config: &Config) -> Self {
-        let rules = Arc::new(Rules::new(config));
+        StreamParser::from_compiled(&config.compile())
+    }
+
+    /// A parser sharing a compiled configuration.
+    pub fn from_compiled(compiled: &CompiledConfig) -> Self {
+        let rules = compiled.0.clone();
         StreamParser {
             tokenizer: Tokenizer::new(&rules),
             builder: Builder::new(rules.clone()),

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the benchmarks and regenerates BENCHMARKS.md. Takes ~15 minutes on 2 cores.
+#   scripts/benchmarks.sh            # all shapes and sizes
+#   KXS_BENCH_SIZES=64K scripts/benchmarks.sh   # quicker
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf target/criterion
+export KXS_BENCH_SHAPES="${KXS_BENCH_SHAPES:-prose,dense,plain,unicode,lt_flood,open_quote,one_line,amp_flood}"
+cargo bench --bench throughput
+cargo bench --bench stream --features stream
+cargo bench --bench llm_response
+python3 scripts/bench_table.py > BENCHMARKS.md
+echo "wrote BENCHMARKS.md"
