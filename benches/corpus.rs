@@ -245,6 +245,65 @@ fn unit(shape: Shape, rng: &mut Rng, id: &mut u64, out: &mut String) {
     }
 }
 
+/// The well-formed variant of prose for strict XML parsers (quick-xml): the same paragraphs,
+/// every tag closed, markup-like text escaped, wrapped in a root element. About `size` bytes.
+pub fn prose_well_formed(size: usize, seed: u64) -> String {
+    let mut rng = Rng(seed);
+    let mut out = String::with_capacity(size + 64);
+    out.push_str("<answer>\n");
+    let mut id = 0u64;
+    while out.len() < size {
+        id += 1;
+        let id = id % 97;
+        match rng.below(10) {
+            0 => out.push_str(&format!("<h2>Section {id}</h2>\n\n")),
+            1 => {
+                for _ in 0..3 {
+                    out.push_str("- ");
+                    sentence(&mut rng, WORDS, &mut out);
+                    out.push_str(&format!(" <todo owner=\"ana\" id=\"{id}\"/>\n"));
+                }
+                out.push('\n');
+            }
+            2 => out.push_str("<code>let v: Vec&lt;u8&gt; = read(path)?; if a &lt; b &amp;&amp; c &gt; d { return; }</code>\n\n"),
+            _ => {
+                for k in 0..4 {
+                    match (k + rng.below(7)) % 7 {
+                        0 | 4 => {
+                            out.push_str(&format!("<cite id=\"{id}\">"));
+                            sentence(&mut rng, WORDS, &mut out);
+                            out.push_str("</cite>.");
+                        }
+                        1 => {
+                            out.push_str(&format!("<cite id=\"{id}\" src=\"dashboard\">"));
+                            sentence(&mut rng, WORDS, &mut out);
+                            out.push_str("</cite>.");
+                        }
+                        2 => {
+                            sentence(&mut rng, WORDS, &mut out);
+                            out.push_str(" <note>");
+                            sentence(&mut rng, WORDS, &mut out);
+                            out.push_str("</note>.");
+                        }
+                        3 => {
+                            sentence(&mut rng, WORDS, &mut out);
+                            out.push_str(" and R&amp;D said <b>so</b>, see <![CDATA[a<b]]> &amp; more.");
+                        }
+                        _ => {
+                            sentence(&mut rng, WORDS, &mut out);
+                            out.push('.');
+                        }
+                    }
+                    out.push(' ');
+                }
+                out.push_str("\n\n");
+            }
+        }
+    }
+    out.push_str("</answer>\n");
+    out
+}
+
 /// Writes `size` bytes of `shape` (cut at a char boundary) to `sink`.
 pub fn generate(
     shape: Shape,

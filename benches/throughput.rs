@@ -42,6 +42,19 @@ fn their_config() -> kindaxml::ParserConfig {
     }
 }
 
+/// quick-xml's Reader event loop: counts events (text, start, end, empty, CDATA).
+fn quick_xml_events(input: &str) -> usize {
+    let mut r = quick_xml::Reader::from_str(input);
+    let mut n = 0;
+    loop {
+        match r.read_event() {
+            Ok(quick_xml::events::Event::Eof) => return n,
+            Ok(_) => n += 1,
+            Err(e) => panic!("well-formed corpus rejected: {e}"),
+        }
+    }
+}
+
 fn chunked(config: &Config, input: &str, size: usize) -> usize {
     let mut p = StreamParser::new(config);
     let mut n = 0;
@@ -106,9 +119,55 @@ fn bench_shape(c: &mut Criterion, shape: Shape) {
                 b.iter(|| black_box(kindaxml::parse(black_box(&input), &theirs)))
             });
         }
+        if shape == Shape::Prose {
+            // Strict XML on the well-formed variant (all tags closed, `<` escaped, a root),
+            // and our parser on the same bytes.
+            let wf = corpus::prose_well_formed(size, 1);
+            assert!(quick_xml_events(&wf) > 0);
+            g.bench_function("quickxml_wellformed", |b| {
+                b.iter(|| black_box(quick_xml_events(black_box(&wf))))
+            });
+            g.bench_function("parse_wellformed", |b| {
+                b.iter(|| black_box(parse(black_box(&wf), &config)))
+            });
+        }
         g.bench_function("memchr_floor", |b| {
             b.iter(|| black_box(memchr::memchr_iter(b'<', black_box(input.as_bytes())).count()))
         });
+        g.finish();
+    }
+}
+
+/// Hostile shapes at 1×, 2× and 4× the size, one-shot and in 1-byte chunks: linear time
+/// means the 4× run takes about 4× as long (BENCHMARKS.md shows the ratio).
+fn scaling(c: &mut Criterion) {
+    let nested = our_config().with_autoclose_on_any_tag(false);
+    for shape in [
+        Shape::LtFlood,
+        Shape::OpenQuote,
+        Shape::OneLine,
+        Shape::AmpFlood,
+        Shape::DeepNest,
+    ] {
+        let config = if shape == Shape::DeepNest {
+            nested.clone()
+        } else {
+            our_config()
+        };
+        let mut g = c.benchmark_group(format!("scaling/{}", shape.name()));
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(300));
+        g.measurement_time(Duration::from_secs(2));
+        for (label, size) in [("x1", 256 << 10), ("x2", 512 << 10), ("x4", 1 << 20)] {
+            let input = corpus(shape, size, 1);
+            g.throughput(Throughput::Bytes(input.len() as u64));
+            g.bench_with_input(BenchmarkId::new("parse", label), &input, |b, i| {
+                b.iter(|| black_box(parse(black_box(i), &config)))
+            });
+            g.bench_with_input(BenchmarkId::new("stream_1", label), &input, |b, i| {
+                b.iter(|| black_box(chunked(&config, black_box(i), 1)))
+            });
+        }
         g.finish();
     }
 }
@@ -122,5 +181,12 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(throughput, benches);
+fn all(c: &mut Criterion) {
+    benches(c);
+    if std::env::var("KXS_BENCH_SCALING").map_or(true, |v| v != "0") {
+        scaling(c);
+    }
+}
+
+criterion_group!(throughput, all);
 criterion_main!(throughput);

@@ -28,16 +28,23 @@ fn parse_size(s: &str) -> Option<u64> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: gen_corpus SHAPE SIZE [SEED]   (shapes: prose dense plain unicode lt_flood open_quote one_line amp_flood deep_nest)";
-    let (Some(shape), Some(size)) = (
-        args.first().and_then(|s| Shape::from_name(s)),
-        args.get(1).and_then(|s| parse_size(s)),
-    ) else {
+    let usage = "usage: gen_corpus SHAPE SIZE [SEED]   (shapes: prose dense plain unicode lt_flood open_quote one_line amp_flood deep_nest, prose_well_formed)";
+    let shape = match args.first().map(String::as_str) {
+        Some("prose_well_formed") => Some(Shape::Prose),
+        other => other.and_then(Shape::from_name),
+    };
+    let (Some(shape), Some(size)) = (shape, args.get(1).and_then(|s| parse_size(s))) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let seed = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    if args.first().map(String::as_str) == Some("prose_well_formed") {
+        // The strict-XML variant of prose (for quick-xml comparisons), built in memory.
+        let wf = kindaxml_stream_corpus::prose_well_formed(size as usize, seed);
+        let _ = out.write_all(wf.as_bytes()).and_then(|()| out.flush());
+        return;
+    }
     let r = generate(shape, size, seed, &mut |chunk: &str| {
         out.write_all(chunk.as_bytes())
     });

@@ -47,7 +47,10 @@ def order(g):
     head = g.split("/")[0]
     return (shape_order.index(head) if head in shape_order else 99, g)
 
+scaling = [g for g in groups if g.startswith("scaling/")]
 for g in sorted(groups, key=order):
+    if g.startswith("scaling/"):
+        continue
     rows = sorted(groups[g], key=lambda r: r[0])
     base = {n: t for n, t, _ in rows}
     out.append(f"## {g}\n")
@@ -60,5 +63,19 @@ for g in sorted(groups, key=order):
         kx = base.get("kindaxml")
         vs_kx = f"{kx / ns:.1f}×" if kx else ""
         out.append(f"| {name} | {fmt_time(ns)} | {mbs} | {vs_parse} | {vs_kx} |")
+    out.append("")
+if scaling:
+    out.append("## Scaling on hostile shapes\n")
+    out.append("Time at 2× and 4× the input relative to 1× (linear: about 2 and 4; the target is")
+    out.append("4× input → ≤ 5× time).\n")
+    out.append("| shape | mode | 1× median | 2× / 1× | 4× / 1× |")
+    out.append("|---|---|---|---|---|")
+    for g in sorted(scaling):
+        t = {n: ns for n, ns, _ in groups[g]}
+        for mode in ("parse", "stream_1"):
+            if f"{mode}/x1" in t:
+                x1 = t[f"{mode}/x1"]
+                out.append(f"| {g.split('/', 1)[1]} | {mode} | {fmt_time(x1)} | "
+                           f"{t.get(f'{mode}/x2', 0) / x1:.2f} | {t.get(f'{mode}/x4', 0) / x1:.2f} |")
     out.append("")
 print("\n".join(out))

@@ -23,8 +23,10 @@
 //! (a *virtual* span `[p, F)`: its final span surely covers it). Inside a segment,
 //! annotations are ordered by span start, then longer span first, then the order the tags
 //! opened; so that this order is known when such content is emitted, a forward tag whose
-//! start is shared with another span or open tag (nested mode only) is never emitted early. Every quantity above is maintained incrementally: each output byte is examined a
-//! bounded number of times whatever the chunking, and held text is never rescanned.
+//! start is shared with another span or open tag (nested mode only) is never emitted early.
+//!
+//! Every quantity above is maintained incrementally: each output byte is examined a bounded
+//! number of times whatever the chunking, and held text is never rescanned.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

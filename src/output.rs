@@ -370,12 +370,24 @@ pub enum Event {
 }
 
 /// A whole parse in canonical form: adjacent segments with equal annotation lists merged.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// The text lives in the segments; [`text`](Document::text) joins them the first time it is
+/// asked for (and again only after more events are pushed).
+#[derive(Debug, Clone, Default)]
 pub struct Document {
-    text: String,
     segments: Vec<Segment>,
     markers: Vec<Marker>,
+    len: usize,
+    text: OnceLock<String>,
 }
+
+impl PartialEq for Document {
+    fn eq(&self, other: &Self) -> bool {
+        self.segments == other.segments && self.markers == other.markers
+    }
+}
+
+impl Eq for Document {}
 
 impl Document {
     /// An empty document, to [`push`](Document::push) events into.
@@ -398,8 +410,11 @@ impl Document {
                 if seg.text.is_empty() {
                     return;
                 }
-                let start = self.text.len();
-                self.text.push_str(&seg.text);
+                if self.text.get().is_some() {
+                    self.text = OnceLock::new();
+                }
+                let start = self.len;
+                self.len += seg.text.len();
                 if let Some(last) = self.segments.last_mut() {
                     if last.same_annotations(&seg.annotations) {
                         last.text.push_str(&seg.text);
@@ -414,7 +429,23 @@ impl Document {
 
     /// The whole output text.
     pub fn text(&self) -> &str {
-        &self.text
+        self.text.get_or_init(|| {
+            let mut t = String::with_capacity(self.len);
+            for s in &self.segments {
+                t.push_str(&s.text);
+            }
+            t
+        })
+    }
+
+    /// Length of the output text in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is no output text.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// The segments; they concatenate to [`text`](Document::text).

@@ -886,6 +886,25 @@ impl Tokenizer {
         let base = self.cand.len();
         let start = *i;
         while *i < bytes.len() {
+            // Fast path: a run of bytes that cannot change the phase (all ASCII, none of them
+            // whitespace, so the blank-line state just resets).
+            let room = rules.max_tag_bytes.saturating_sub(base + (*i - start));
+            let boring = |c: u8| match lx.phase {
+                Phase::Name | Phase::AttrName => is_name_char(c),
+                Phase::Unquoted => c.is_ascii_graphic() && c != b'>' && c != b'<',
+                Phase::Quoted(q) => c.is_ascii_graphic() && c != q && c != b'>',
+                _ => false,
+            };
+            let run = bytes[*i..]
+                .iter()
+                .take(room)
+                .take_while(|&&c| boring(c))
+                .count();
+            if run > 0 {
+                lx.after_nl = false;
+                *i += run;
+                continue;
+            }
             let c = bytes[*i];
             let (w, ws) = if c < 0x80 {
                 (1, is_ws_byte(c))
