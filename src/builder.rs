@@ -33,7 +33,9 @@ use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
 use crate::output::{Annotation, Annotations, Attrs, Close, Event, Marker, Segment};
-use crate::text::{ceil_boundary, first_kept, floor_boundary, is_trim_char, last_kept_end};
+use crate::text::{
+    ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, rfind1,
+};
 
 /// Span a `retro_*` tag would get if closed by recovery, computed when it opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,9 +288,9 @@ impl Builder {
                 self.scan_tokens(s, start);
             }
         }
-        if let Some(last) = memchr::memrchr(b'\n', s.as_bytes()) {
+        if let Some(last) = rfind1(b'\n', s.as_bytes()) {
             if self.open.back().is_some_and(|b| b.id >= self.nl_from) {
-                let first = memchr::memchr(b'\n', s.as_bytes()).unwrap_or(last);
+                let first = find1(b'\n', s.as_bytes()).unwrap_or(last);
                 let ke = self
                     .last_kept_end_in(&s[..first])
                     .map_or(self.kept_end, |e| start + e);

@@ -180,6 +180,15 @@ impl StreamParser {
     /// [`update`](StreamParser::update).
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        if !self.utf8.has_partial() {
+            // Fast path: a chunk of whole characters.
+            if let Ok(s) = std::str::from_utf8(chunk) {
+                self.utf8.consumed += chunk.len() as u64;
+                self.feed_str(s);
+                self.builder.flush();
+                return Ok(Events(self.builder.events.drain(..)));
+            }
+        }
         let mut utf8 = std::mem::take(&mut self.utf8);
         let result = utf8.feed(chunk, &mut |s| self.feed_str(s));
         self.utf8 = utf8;

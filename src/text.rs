@@ -74,6 +74,50 @@ fn is_trim_ascii(c: u8) -> bool {
     )
 }
 
+/// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup
+/// cost that dominates on the 1–16 byte chunks of token streams.
+const SHORT: usize = 32;
+
+/// `memchr` that is fast on tiny slices too.
+#[inline]
+pub(crate) fn find1(a: u8, s: &[u8]) -> Option<usize> {
+    if s.len() < SHORT {
+        s.iter().position(|&c| c == a)
+    } else {
+        memchr::memchr(a, s)
+    }
+}
+
+/// `memrchr` that is fast on tiny slices too.
+#[inline]
+pub(crate) fn rfind1(a: u8, s: &[u8]) -> Option<usize> {
+    if s.len() < SHORT {
+        s.iter().rposition(|&c| c == a)
+    } else {
+        memchr::memrchr(a, s)
+    }
+}
+
+/// `memchr2` that is fast on tiny slices too.
+#[inline]
+pub(crate) fn find2(a: u8, b: u8, s: &[u8]) -> Option<usize> {
+    if s.len() < SHORT {
+        s.iter().position(|&c| c == a || c == b)
+    } else {
+        memchr::memchr2(a, b, s)
+    }
+}
+
+/// `memchr3` that is fast on tiny slices too.
+#[inline]
+pub(crate) fn find3(a: u8, b: u8, c3: u8, s: &[u8]) -> Option<usize> {
+    if s.len() < SHORT {
+        s.iter().position(|&c| c == a || c == b || c == c3)
+    } else {
+        memchr::memchr3(a, b, c3, s)
+    }
+}
+
 /// The char starting at byte `i` of `s` (`i` must be a char boundary).
 #[inline]
 pub(crate) fn decode_at(s: &str, i: usize) -> char {

@@ -50,7 +50,7 @@ use crate::attrs::parse_attrs;
 use crate::builder::Builder;
 use crate::config::{is_name_char, Declarations, Rules, StrayEndTagPolicy, UnknownMode};
 use crate::entity::{EntityLexer, Step};
-use crate::text::decode_at;
+use crate::text::{decode_at, find1, find2, find3};
 
 const CDATA_OPEN: &[u8; 7] = b"[CDATA[";
 const DOCTYPE: &[u8; 7] = b"DOCTYPE";
@@ -257,7 +257,9 @@ impl Tokenizer {
         let mut rest = input;
         let mut src = src;
         loop {
-            self.drain_replays(rules, b);
+            if !self.replays.is_empty() {
+                self.drain_replays(rules, b);
+            }
             if rest.is_empty() {
                 break;
             }
@@ -379,10 +381,10 @@ impl Tokenizer {
                         continue;
                     }
                     let hit = match (rules.decode_entities, rules.markdown_code) {
-                        (true, true) => memchr::memchr3(b'<', b'&', b'`', &bytes[i..]),
-                        (true, false) => memchr::memchr2(b'<', b'&', &bytes[i..]),
-                        (false, true) => memchr::memchr2(b'<', b'`', &bytes[i..]),
-                        (false, false) => memchr::memchr(b'<', &bytes[i..]),
+                        (true, true) => find3(b'<', b'&', b'`', &bytes[i..]),
+                        (true, false) => find2(b'<', b'&', &bytes[i..]),
+                        (false, true) => find2(b'<', b'`', &bytes[i..]),
+                        (false, false) => find1(b'<', &bytes[i..]),
                     };
                     let end = hit.map_or(bytes.len(), |k| i + k);
                     if rules.markdown_code {
@@ -840,6 +842,10 @@ impl Tokenizer {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn scan_line_starts(&mut self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
         let run = &bytes[from..to];
+        if self.line_prefix.is_none() && find1(b'\n', run).is_none() {
+            // Mid-line and no newline: nothing can start a fence here.
+            return None;
+        }
         let check = |at: usize, spaces: u8| -> (Option<usize>, Option<u8>) {
             // From `at` with `spaces` already counted: returns a tilde position or the line
             // prefix state at `to`.

@@ -10,7 +10,7 @@ pub(crate) struct Utf8Decoder {
     partial: [u8; 4],
     plen: usize,
     /// Input bytes consumed before the next one.
-    consumed: u64,
+    pub(crate) consumed: u64,
     pub(crate) lossy: bool,
 }
 
