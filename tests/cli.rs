@@ -335,9 +335,23 @@ fn binary_garbage() {
     let first_bad = std::str::from_utf8(&garbage).unwrap_err().valid_up_to();
     let o = kxml(&["--tags", "cite,note"], &garbage);
     assert_eq!(o.code, 1);
-    assert_eq!(o.stderr, format!("kxml: invalid UTF-8 at input byte offset {first_bad}\n"));
+    assert_eq!(
+        o.stderr,
+        format!("kxml: invalid UTF-8 at input byte offset {first_bad}\n")
+    );
     for format in ["document", "jsonl", "text", "count"] {
-        let o = kxml(&["--tags", "cite,note", "--lossy", "--format", format, "--chunk-size", "7"], &garbage);
+        let o = kxml(
+            &[
+                "--tags",
+                "cite,note",
+                "--lossy",
+                "--format",
+                format,
+                "--chunk-size",
+                "7",
+            ],
+            &garbage,
+        );
         assert_eq!(o.code, 0, "{format}: {}", o.stderr);
         assert!(o.stderr.is_empty());
     }
