@@ -109,8 +109,10 @@ fn bench_shape(c: &mut Criterion, shape: Shape) {
                 b.iter(|| black_box(chunked(&config, black_box(&input), n)))
             });
         }
-        // kindaxml is quadratic: skip it where one run would take minutes.
-        if size <= 1 << 20 && shape != Shape::LtFlood && shape != Shape::Unicode {
+        // kindaxml is quadratic: skip it where one run would take minutes (it rescans to the
+        // next `>` from every `<`, and there is none in the floods), and on non-ASCII text,
+        // where it panics.
+        if size <= 1 << 20 && !matches!(shape, Shape::LtFlood | Shape::OpenQuote | Shape::Unicode) {
             // The corpora include deliberate deviations (e.g. `a < b` in code, D1), so only
             // check that kindaxml did real work.
             let r = kindaxml::parse(&input, &theirs);
