@@ -192,11 +192,6 @@ impl Builder {
         }
     }
 
-    /// Reserves room for about `n` more bytes of output (one-shot parsing knows its size).
-    pub(crate) fn reserve(&mut self, n: usize) {
-        self.held.reserve(n);
-    }
-
     /// Output bytes produced so far.
     pub(crate) fn out_len(&self) -> usize {
         self.out_len

@@ -12,275 +12,142 @@ use std::sync::Arc;
 
 use crate::error::ConfigError;
 
-/// How a tag closed by recovery (not by its own end tag) chooses the text it annotates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// `[line start, tag)`, trimmed: the whole line before the tag (postfix tags). Text
-    /// annotated earlier on the same line is annotated again.
-    RetroLine,
-    /// Like `RetroLine`, but starting after the previous `retro_claim` tag's last markup on
-    /// the same line, so consecutive postfix citations each claim their own sentence; a tag
-    /// with nothing left to claim shares the previous tag's span.
-    RetroClaim,
-    /// `[tag, close)`, trimmed: everything up to where the tag was closed.
-    ForwardUntilTag,
-    /// Like `ForwardUntilTag` but stopping at the first newline.
-    ForwardUntilNewline,
-    /// The first run of Unicode alphanumerics after the tag.
-    ForwardNextToken,
-    /// Nothing.
-    Noop,
-}
-
-impl Strategy {
-    /// Every strategy, in documentation order.
-    pub const ALL: [Strategy; 6] = [
-        Strategy::RetroLine,
-        Strategy::RetroClaim,
-        Strategy::ForwardUntilTag,
-        Strategy::ForwardUntilNewline,
-        Strategy::ForwardNextToken,
-        Strategy::Noop,
-    ];
-
-    /// The configuration name (`retro_line`, `retro_claim`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::RetroLine => "retro_line",
-            Strategy::RetroClaim => "retro_claim",
-            Strategy::ForwardUntilTag => "forward_until_tag",
-            Strategy::ForwardUntilNewline => "forward_until_newline",
-            Strategy::ForwardNextToken => "forward_next_token",
-            Strategy::Noop => "noop",
+/// Declares a configuration enum with its configuration names: `as_str`, `Display`,
+/// `FromStr` (whose error lists the accepted names) and `ALL`.
+macro_rules! config_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident, $noun:literal {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+
         }
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Strategy::ALL
-            .into_iter()
-            .find(|st| st.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy `{s}` (expected one of retro_line, retro_claim, \
-                     forward_until_tag, forward_until_newline, forward_next_token, noop)"
-                )
-            })
-    }
-}
-
-/// What happens to tags whose name is not recognized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnknownMode {
-    /// Remove the markup, keep the text around it.
-    Strip,
-    /// Keep the markup verbatim as text.
-    Passthrough,
-    /// Keep the markup verbatim as text (same output as `Passthrough`; kept for kindaxml
-    /// compatibility).
-    TreatAsText,
-}
-
-impl UnknownMode {
-    /// The configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UnknownMode::Strip => "strip",
-            UnknownMode::Passthrough => "passthrough",
-            UnknownMode::TreatAsText => "treat_as_text",
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
         }
+
+        impl $name {
+            /// Every value, in documentation order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The configuration name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == s).ok_or_else(|| {
+                    let names: Vec<&str> = $name::ALL.iter().map(|v| v.as_str()).collect();
+                    format!("unknown {} `{s}` (expected one of {})", $noun, names.join(", "))
+                })
+            }
+        }
+    };
+}
+
+config_enum! {
+    /// How a tag closed by recovery (not by its own end tag) chooses the text it annotates.
+    Strategy, "strategy" {
+        /// `[line start, tag)`, trimmed: the whole line before the tag (postfix tags). Text
+        /// annotated earlier on the same line is annotated again.
+        RetroLine = "retro_line",
+        /// Like `RetroLine`, but starting after the previous `retro_claim` tag's last markup on
+        /// the same line, so consecutive postfix citations each claim their own sentence; a tag
+        /// with nothing left to claim shares the previous tag's span.
+        RetroClaim = "retro_claim",
+        /// `[tag, close)`, trimmed: everything up to where the tag was closed.
+        ForwardUntilTag = "forward_until_tag",
+        /// Like `ForwardUntilTag` but stopping at the first newline.
+        ForwardUntilNewline = "forward_until_newline",
+        /// The first run of Unicode alphanumerics after the tag.
+        ForwardNextToken = "forward_next_token",
+        /// Nothing.
+        Noop = "noop",
     }
 }
 
-impl FromStr for UnknownMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "strip" => Ok(UnknownMode::Strip),
-            "passthrough" => Ok(UnknownMode::Passthrough),
-            "treat_as_text" => Ok(UnknownMode::TreatAsText),
-            _ => Err(format!(
-                "unknown mode `{s}` (expected strip, passthrough or treat_as_text)"
-            )),
-        }
+config_enum! {
+    /// What happens to tags whose name is not recognized.
+    UnknownMode, "mode" {
+        /// Remove the markup, keep the text around it.
+        Strip = "strip",
+        /// Keep the markup verbatim as text.
+        Passthrough = "passthrough",
+        /// Keep the markup verbatim as text (same output as `Passthrough`; kept for kindaxml
+        /// compatibility).
+        TreatAsText = "treat_as_text",
     }
 }
 
-/// What happens to an end tag of a recognized name with no open tag to close.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StrayEndTagPolicy {
-    /// Remove it.
-    Drop,
-    /// Keep it verbatim as text.
-    Passthrough,
-}
-
-impl StrayEndTagPolicy {
-    /// The configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StrayEndTagPolicy::Drop => "drop",
-            StrayEndTagPolicy::Passthrough => "passthrough",
-        }
+config_enum! {
+    /// What happens to an end tag of a recognized name with no open tag to close.
+    StrayEndTagPolicy, "policy" {
+        /// Remove it.
+        Drop = "drop",
+        /// Keep it verbatim as text.
+        Passthrough = "passthrough",
     }
 }
 
-impl FromStr for StrayEndTagPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "drop" => Ok(StrayEndTagPolicy::Drop),
-            "passthrough" => Ok(StrayEndTagPolicy::Passthrough),
-            _ => Err(format!(
-                "unknown policy `{s}` (expected drop or passthrough)"
-            )),
-        }
+config_enum! {
+    /// Which value an attribute given more than once keeps.
+    DuplicateAttrs, "policy" {
+        /// The last occurrence wins (kindaxml).
+        Last = "last",
+        /// The first occurrence wins.
+        First = "first",
+        /// Keep every occurrence (JSON shows an array of the values in source order).
+        All = "all",
     }
 }
 
-/// Which value an attribute given more than once keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DuplicateAttrs {
-    /// The last occurrence wins (kindaxml).
-    Last,
-    /// The first occurrence wins.
-    First,
-    /// Keep every occurrence (JSON shows an array of the values in source order).
-    All,
-}
-
-impl DuplicateAttrs {
-    /// The configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DuplicateAttrs::Last => "last",
-            DuplicateAttrs::First => "first",
-            DuplicateAttrs::All => "all",
-        }
+config_enum! {
+    /// What a recognized self-closing tag (`<tag/>`) does (E5).
+    SelfClosing, "behaviour" {
+        /// A zero-width [`Marker`](crate::Marker) at its position (kindaxml).
+        Marker = "marker",
+        /// Annotates the next run of alphanumerics, like an unclosed tag with
+        /// `forward_next_token`.
+        NextToken = "next_token",
+        /// Annotates up to the end of the line, like an unclosed tag with
+        /// `forward_until_newline`.
+        UntilNewline = "until_newline",
     }
 }
 
-impl FromStr for DuplicateAttrs {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "last" => Ok(DuplicateAttrs::Last),
-            "first" => Ok(DuplicateAttrs::First),
-            "all" => Ok(DuplicateAttrs::All),
-            _ => Err(format!(
-                "unknown policy `{s}` (expected last, first or all)"
-            )),
-        }
+config_enum! {
+    /// What `<!-- -->`, `<?…?>` and `<!DOCTYPE …>` become (E6).
+    Declarations, "mode" {
+        /// Not units: `<!` / `<?` is a literal `<` and what follows is parsed as usual
+        /// (kindaxml).
+        Text = "text",
+        /// Removed whole, tags inside included; one whose terminator does not come within
+        /// `max_tag_bytes` is text.
+        Drop = "drop",
     }
 }
 
-/// What a recognized self-closing tag (`<tag/>`) does (E5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SelfClosing {
-    /// A zero-width [`Marker`](crate::Marker) at its position (kindaxml).
-    Marker,
-    /// Annotates the next run of alphanumerics, like an unclosed tag with
-    /// `forward_next_token`.
-    NextToken,
-    /// Annotates up to the end of the line, like an unclosed tag with
-    /// `forward_until_newline`.
-    UntilNewline,
-}
-
-impl SelfClosing {
-    /// The configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SelfClosing::Marker => "marker",
-            SelfClosing::NextToken => "next_token",
-            SelfClosing::UntilNewline => "until_newline",
-        }
-    }
-}
-
-impl FromStr for SelfClosing {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "marker" => Ok(SelfClosing::Marker),
-            "next_token" => Ok(SelfClosing::NextToken),
-            "until_newline" => Ok(SelfClosing::UntilNewline),
-            _ => Err(format!(
-                "unknown behaviour `{s}` (expected marker, next_token or until_newline)"
-            )),
-        }
-    }
-}
-
-/// What `<!-- -->`, `<?…?>` and `<!DOCTYPE …>` become (E6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Declarations {
-    /// Not units: `<!` / `<?` is a literal `<` and what follows is parsed as usual
-    /// (kindaxml).
-    Text,
-    /// Removed whole, tags inside included; one whose terminator does not come within
-    /// `max_tag_bytes` is text.
-    Drop,
-}
-
-impl Declarations {
-    /// The configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Declarations::Text => "text",
-            Declarations::Drop => "drop",
-        }
-    }
-}
-
-impl FromStr for Declarations {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "text" => Ok(Declarations::Text),
-            "drop" => Ok(Declarations::Drop),
-            _ => Err(format!("unknown mode `{s}` (expected text or drop)")),
-        }
-    }
-}
-
-/// What a recognized tag whose span turns out empty becomes (an extension).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EmptyElements {
-    /// Nothing (SPEC §3: "an empty span produces no annotation").
-    Drop,
-    /// A zero-width marker at the tag's position, carrying its annotation: no recognized tag
-    /// is lost, e.g. `<keyword term=x>` with a missing closer, or an element holding only
-    /// other tags.
-    Marker,
-}
-
-impl EmptyElements {
-    /// The configuration name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EmptyElements::Drop => "drop",
-            EmptyElements::Marker => "marker",
-        }
-    }
-}
-
-impl FromStr for EmptyElements {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "drop" => Ok(EmptyElements::Drop),
-            "marker" => Ok(EmptyElements::Marker),
-            _ => Err(format!("unknown mode `{s}` (expected drop or marker)")),
-        }
+config_enum! {
+    /// What a recognized tag whose span turns out empty becomes (an extension).
+    EmptyElements, "mode" {
+        /// Nothing (SPEC §3: "an empty span produces no annotation").
+        Drop = "drop",
+        /// A zero-width marker at the tag's position, carrying its annotation: no recognized
+        /// tag is lost, e.g. `<keyword term=x>` with a missing closer, or an element holding
+        /// only other tags.
+        Marker = "marker",
     }
 }
 

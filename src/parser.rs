@@ -72,6 +72,9 @@ pub struct StreamParser {
     life: Life,
 }
 
+/// Input slice after which a large chunk's final output is emitted (see `feed_str`).
+const FEED_SLICE: usize = 64 << 10;
+
 /// The events one call made final. Dropping it unconsumed discards them.
 #[derive(Debug)]
 pub struct Events<'a>(std::vec::Drain<'a, Event>);
@@ -148,7 +151,18 @@ impl StreamParser {
         }
     }
 
-    fn feed_str(&mut self, s: &str) {
+    fn feed_str(&mut self, mut s: &str) {
+        // A large chunk is fed in slices with an emission after each, so held output (and
+        // the working set) stays small; the machine is the same and so is the result.
+        while s.len() > FEED_SLICE {
+            let cut = crate::text::floor_boundary(s, FEED_SLICE);
+            let (head, tail) = s.split_at(cut);
+            self.tokenizer
+                .feed(&self.rules, &mut self.builder, head, self.src);
+            self.src += head.len();
+            self.builder.flush();
+            s = tail;
+        }
         self.tokenizer
             .feed(&self.rules, &mut self.builder, s, self.src);
         self.src += s.len();
@@ -266,8 +280,8 @@ impl StreamParser {
 pub fn parse(input: &str, config: &Config) -> Document {
     let mut parser = StreamParser::new(config);
     let mut doc = Document::new();
-    parser.builder.reserve(input.len());
     parser.feed_str(input);
+    doc.extend(parser.builder.events.drain(..));
     parser.tokenizer.finish(&parser.rules, &mut parser.builder);
     parser.builder.finish();
     parser.life = Life::Finished;

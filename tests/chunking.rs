@@ -96,11 +96,11 @@ fn random_config(rng: &mut Rng) -> Config {
     c = c.with_tags(tags.clone()).unwrap();
     for t in tags {
         if rng.chance(60) {
-            c = c.with_recovery(t, *rng.pick(&Strategy::ALL)).unwrap();
+            c = c.with_recovery(t, *rng.pick(Strategy::ALL)).unwrap();
         }
     }
     if rng.chance(30) {
-        c = c.with_default_recovery(*rng.pick(&Strategy::ALL));
+        c = c.with_default_recovery(*rng.pick(Strategy::ALL));
     }
     c = c
         .with_autoclose_on_any_tag(rng.chance(65))

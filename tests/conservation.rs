@@ -82,7 +82,7 @@ fn config(rng: &mut Rng) -> Config {
         .with_case_sensitive_tags(rng.chance(50))
         .unwrap();
     for t in tags {
-        c = c.with_recovery(t, *rng.pick(&Strategy::ALL)).unwrap();
+        c = c.with_recovery(t, *rng.pick(Strategy::ALL)).unwrap();
     }
     if rng.chance(50) {
         c = c.with_raw_tags(["think"]).unwrap();

@@ -31,12 +31,12 @@ fn config(u: &mut Unstructured<'_>) -> arbitrary::Result<Config> {
     for t in TAGS {
         if u.ratio(1, 3)? {
             c = c
-                .with_recovery(t, *u.choose(&Strategy::ALL)?)
+                .with_recovery(t, *u.choose(Strategy::ALL)?)
                 .map_err(|_| arbitrary::Error::IncorrectFormat)?;
         }
     }
     if bool::arbitrary(u)? {
-        c = c.with_default_recovery(*u.choose(&Strategy::ALL)?);
+        c = c.with_default_recovery(*u.choose(Strategy::ALL)?);
     }
     if bool::arbitrary(u)? {
         c = c
