@@ -54,6 +54,16 @@ for g in sorted(groups, key=order):
     rows = sorted(groups[g], key=lambda r: r[0])
     base = {n: t for n, t, _ in rows}
     out.append(f"## {g}\n")
+    if g == "adapter":
+        out.append("The `Stream` adapter against a direct `update` loop over the same tokens (goal ≤ 1.5×).\n")
+        out.append("| tokens | update | stream | adapter overhead |")
+        out.append("|---|---|---|---|")
+        for n in sorted({name.split('/')[1] for name, _, _ in rows}, key=int):
+            u, st = base.get(f"update/{n}"), base.get(f"stream/{n}")
+            if u and st:
+                out.append(f"| {n} bytes | {fmt_time(u)} | {fmt_time(st)} | {st / u:.2f}× |")
+        out.append("")
+        continue
     ref = base.get("parse") or base.get("update/4")
     out.append("| benchmark | median | MB/s | vs `parse` | vs kindaxml |")
     out.append("|---|---|---|---|---|")
