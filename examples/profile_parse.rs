@@ -12,11 +12,23 @@ fn main() {
     let iters: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
     let chunk: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
     let input = corpus::corpus(shape, size, 1);
-    let config = Config::kindaxml_compat()
-        .with_tags(["cite", "note", "todo"])
-        .unwrap()
-        .with_recovery("note", Strategy::ForwardUntilTag)
-        .unwrap();
+    let config = if std::env::var("PRESET").as_deref() == Ok("scaling") {
+        // The configuration of the scaling benches (benches/throughput.rs).
+        Config::default()
+            .with_tags(["cite", "note", "todo", "a", "b"])
+            .unwrap()
+            .with_recovery("note", Strategy::ForwardUntilTag)
+            .unwrap()
+            .with_max_span_bytes(64 << 10)
+            .unwrap()
+            .with_autoclose_on_any_tag(shape != corpus::Shape::DeepNest)
+    } else {
+        Config::kindaxml_compat()
+            .with_tags(["cite", "note", "todo"])
+            .unwrap()
+            .with_recovery("note", Strategy::ForwardUntilTag)
+            .unwrap()
+    };
     let start = std::time::Instant::now();
     let mut n = 0;
     for _ in 0..iters {

@@ -88,4 +88,41 @@ if scaling:
                 out.append(f"| {g.split('/', 1)[1]} | {mode} | {fmt_time(x1)} | "
                            f"{t.get(f'{mode}/x2', 0) / x1:.2f} | {t.get(f'{mode}/x4', 0) / x1:.2f} |")
     out.append("")
+extra = os.path.join(os.path.dirname(__file__), "..", "target", "bench-extra.jsonl")
+if os.path.exists(extra):
+    rows = [json.loads(l) for l in open(extra) if l.strip()]
+    vs = [r["line"] for r in rows if r["kind"] == "vs_kindaxml"]
+    if vs:
+        out.append("## kindaxml at sizes criterion cannot sample\n")
+        out.append("`cargo run --release --example vs_kindaxml -- SHAPE SIZE` (medians of 5 runs, kindaxml of 3):\n")
+        out.append("```text")
+        out.extend(vs)
+        out.append("```\n")
+    inst = [r for r in rows if r["kind"] == "instr_scaling"]
+    if inst:
+        out.append("## Scaling in instructions\n")
+        out.append("`valgrind --tool=callgrind` instruction counts (repeatable, unlike the timings above)")
+        out.append("for 512 KiB and 2 MiB of each hostile shape, in the scaling benches' configuration")
+        out.append("(`examples/profile_parse.rs`, `PRESET=scaling`; includes generating the input).\n")
+        out.append("| shape | mode | 512 KiB | 2 MiB | 4× input → |")
+        out.append("|---|---|---|---|---|")
+        for r in inst:
+            mode = "parse" if r["chunk"] == 0 else "1-byte chunks"
+            out.append(f"| {r['shape']} | {mode} | {r['x1'] / 1e6:.0f} M | {r['x4'] / 1e6:.0f} M | {r['x4'] / r['x1']:.2f}× |")
+        out.append("")
+    for r in rows:
+        if r["kind"] != "whole_process":
+            continue
+        out.append("## Whole process: `kxml --format count` against quick-xml\n")
+        out.append("100 MB of prose through `kxml --tags cite,note,todo --format count`, and the")
+        out.append("well-formed variant through `examples/quickxml_count.rs` (quick-xml's buffered")
+        out.append("Reader counting events); medians of 5 runs, peak RSS over them.\n")
+        out.append("| program | input | median | MB/s | peak RSS |")
+        out.append("|---|---|---|---|---|")
+        out.append(f"| kxml --format count | {r['kxml_bytes'] / 1e6:.0f} MB prose | {r['kxml_s']} s | "
+                   f"{r['kxml_bytes'] / 1e6 / r['kxml_s']:.0f} | {r['kxml_rss_kb'] / 1024:.1f} MB |")
+        out.append(f"| quickxml_count | {r['qx_bytes'] / 1e6:.0f} MB well-formed | {r['qx_s']} s | "
+                   f"{r['qx_bytes'] / 1e6 / r['qx_s']:.0f} | {r['qx_rss_kb'] / 1024:.1f} MB |")
+        ratio = (r['kxml_bytes'] / r['kxml_s']) / (r['qx_bytes'] / r['qx_s'])
+        out.append(f"\nThroughput ratio kxml / quick-xml: {ratio:.2f}×.\n")
 print("\n".join(out))

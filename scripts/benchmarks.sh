@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmarks and regenerates BENCHMARKS.md. Takes ~15 minutes on 2 cores.
+# Runs the benchmarks and regenerates BENCHMARKS.md. Takes ~30 minutes on 2 cores.
 #   scripts/benchmarks.sh            # all shapes and sizes
 #   KXS_BENCH_SIZES=64K scripts/benchmarks.sh   # quicker
 set -euo pipefail
@@ -9,5 +9,6 @@ export KXS_BENCH_SHAPES="${KXS_BENCH_SHAPES:-prose,dense,plain,unicode,lt_flood,
 cargo bench --bench throughput
 cargo bench --bench stream --features stream
 cargo bench --bench llm_response
+scripts/bench_extra.sh
 python3 scripts/bench_table.py > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Measurements criterion cannot sample, written to target/bench-extra.jsonl for
+# bench_table.py: kindaxml 0.1.0 at 10 MB (quadratic: seconds per run), and whole-process
+# `kxml --format count` against a quick-xml program counting events in the same shape of file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet --features cli --bin kxml --example gen_corpus --example quickxml_count --example vs_kindaxml
+out=target/bench-extra.jsonl
+: > "$out"
+for spec in "prose 1M" "prose 10M" "dense 1M"; do
+  line=$(RUNS=5 ./target/release/examples/vs_kindaxml $spec)
+  echo "$line"
+  echo "{\"kind\":\"vs_kindaxml\",\"line\":\"$line\"}" >> "$out"
+done
+dir=$(mktemp -d)
+./target/release/examples/gen_corpus prose 100M > "$dir/prose.txt"
+./target/release/examples/gen_corpus prose_well_formed 100M > "$dir/prose.xml"
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+run5() { # command... -> "median_seconds max_rss_kb"
+  local times="" rss=0
+  for _ in 1 2 3 4 5; do
+    local r
+    r=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null; } 2>&1 | tail -n 1)
+    times+="${r%% *}"$'\n'
+    rss=$(( ${r##* } > rss ? ${r##* } : rss ))
+  done
+  echo "$(printf '%s' "$times" | median) $rss"
+}
+read -r kt krss < <(run5 ./target/release/kxml --tags cite,note,todo --format count "$dir/prose.txt")
+read -r qt qrss < <(run5 ./target/release/examples/quickxml_count "$dir/prose.xml")
+kb=$(stat -c %s "$dir/prose.txt"); qb=$(stat -c %s "$dir/prose.xml")
+echo "kxml count: ${kt}s (${krss} KB), quick-xml count: ${qt}s (${qrss} KB)"
+echo "{\"kind\":\"whole_process\",\"kxml_s\":$kt,\"kxml_rss_kb\":$krss,\"kxml_bytes\":$kb,\"qx_s\":$qt,\"qx_rss_kb\":$qrss,\"qx_bytes\":$qb}" >> "$out"
+rm -rf "$dir"
+
+# Scaling in instructions (callgrind counts instructions, not seconds: repeatable whatever
+# else the machine does), 512 KiB against 2 MiB, the configuration of the scaling benches.
+cargo build --release --quiet --example profile_parse
+for shape in lt_flood open_quote one_line amp_flood deep_nest; do
+  for chunk in 0 1; do
+    counts=""
+    for size in 524288 2097152; do
+      n=$(PRESET=scaling valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        ./target/release/examples/profile_parse $shape $size 1 $chunk 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}')
+      counts="$counts $n"
+    done
+    set -- $counts
+    echo "{\"kind\":\"instr_scaling\",\"shape\":\"$shape\",\"chunk\":$chunk,\"x1\":$1,\"x4\":$2}" >> "$out"
+    echo "$shape chunk=$chunk: $1 -> $2 instructions"
+  done
+done
