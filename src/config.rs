@@ -269,20 +269,7 @@ impl Config {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut list: Vec<Arc<str>> = Vec::new();
-        for t in tags {
-            let t = t.as_ref();
-            if !is_valid_name(t) {
-                return Err(ConfigError::InvalidTagName {
-                    field: "recognized_tags".into(),
-                    name: t.into(),
-                });
-            }
-            if !list.iter().any(|x| &**x == t) {
-                list.push(t.into());
-            }
-        }
-        self.recognized_tags = list;
+        self.recognized_tags = name_list("recognized_tags", tags)?;
         self.check_names()?;
         Ok(self)
     }
@@ -308,14 +295,8 @@ impl Config {
     /// # Errors
     /// [`ConfigError::InvalidTagName`] if `tag` is not a Name.
     pub fn with_recovery(mut self, tag: &str, strategy: Strategy) -> Result<Self, ConfigError> {
-        if !is_valid_name(tag) {
-            return Err(ConfigError::InvalidTagName {
-                field: "per_tag_recovery".into(),
-                name: tag.into(),
-            });
-        }
-        self.per_tag_recovery.retain(|(t, _)| &**t != tag);
-        self.per_tag_recovery.push((tag.into(), strategy));
+        check_name("per_tag_recovery", tag)?;
+        set_keyed(&mut self.per_tag_recovery, tag, strategy);
         Ok(self)
     }
 
@@ -434,15 +415,7 @@ impl Config {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut list: Vec<Arc<str>> = Vec::new();
-        for t in tags {
-            let t = t.as_ref();
-            check_name("raw_tags", t)?;
-            if !list.iter().any(|x| &**x == t) {
-                list.push(t.into());
-            }
-        }
-        self.raw_tags = list;
+        self.raw_tags = name_list("raw_tags", tags)?;
         self.check_names()?;
         Ok(self)
     }
@@ -465,8 +438,7 @@ impl Config {
             let (a, b) = (a.as_ref(), b.as_ref());
             check_name("aliases", a)?;
             check_name(&format!("aliases.{a}"), b)?;
-            list.retain(|(x, _)| &**x != a);
-            list.push((a.into(), b.into()));
+            set_keyed(&mut list, a, b.into());
         }
         self.aliases = list;
         self.check_names()?;
@@ -483,8 +455,7 @@ impl Config {
         behaviour: SelfClosing,
     ) -> Result<Self, ConfigError> {
         check_name("self_closing", tag)?;
-        self.self_closing.retain(|(t, _)| &**t != tag);
-        self.self_closing.push((tag.into(), behaviour));
+        set_keyed(&mut self.self_closing, tag, behaviour);
         Ok(self)
     }
 
@@ -677,6 +648,29 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Checked names, exact repeats dropped, first occurrence order kept.
+fn name_list<I, S>(field: &str, names: I) -> Result<Vec<Arc<str>>, ConfigError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut list: Vec<Arc<str>> = Vec::new();
+    for n in names {
+        let n = n.as_ref();
+        check_name(field, n)?;
+        if !list.iter().any(|x| &**x == n) {
+            list.push(n.into());
+        }
+    }
+    Ok(list)
+}
+
+/// Sets `tag`'s value in a per-tag list (replacing an earlier one).
+fn set_keyed<T>(list: &mut Vec<(Arc<str>, T)>, tag: &str, value: T) {
+    list.retain(|(t, _)| &**t != tag);
+    list.push((tag.into(), value));
 }
 
 fn check_name(field: &str, name: &str) -> Result<(), ConfigError> {
