@@ -6,7 +6,7 @@
 
 use crate::config::{is_name_char, DuplicateAttrs};
 use crate::entity;
-use crate::output::{AttrValue, Attrs};
+use crate::output::{AttrStr, AttrValue, Attrs};
 use crate::text::decode_at;
 
 /// Parses `text` into attributes.
@@ -128,11 +128,11 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
 /// Attribute count past which duplicates are found through a hash index.
 const INDEX_AFTER: usize = 16;
 
-fn value_text(s: &str, decode_entities: bool) -> String {
+fn value_text(s: &str, decode_entities: bool) -> AttrStr {
     if decode_entities {
-        entity::decode(s).into_owned()
+        AttrStr::from(entity::decode(s))
     } else {
-        s.to_string()
+        AttrStr::from(s)
     }
 }
 

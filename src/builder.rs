@@ -32,7 +32,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
-use crate::output::{Annotation, Annotations, Attrs, Close, Event, Marker, Segment};
+use crate::output::{Annotation, Annotations, Attrs, Close, Event, Marker, SegText, Segment};
 use crate::text::{
     ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, rfind1,
 };
@@ -160,6 +160,8 @@ pub(crate) struct Builder {
     started: Vec<PSpan>,
     pending: VecDeque<PSpan>,
     markers: VecDeque<Marker>,
+    /// Scratch list of emit_to, kept for its capacity.
+    cur_buf: Vec<usize>,
     pub(crate) events: Vec<Event>,
 }
 
@@ -188,6 +190,7 @@ impl Builder {
             started: Vec::new(),
             pending: VecDeque::new(),
             markers: VecDeque::new(),
+            cur_buf: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -993,9 +996,11 @@ impl Builder {
             });
         }
         active.sort_by_key(|s| s.start);
-        let mut cur: Vec<usize> = Vec::new();
+        let mut cur: Vec<usize> = std::mem::take(&mut self.cur_buf);
         let mut next = 0; // index into `active` of the next span to start
         let mut pos = a;
+        // Text of [a, f), created at the first text segment.
+        let mut shared: Option<Arc<str>> = None;
         loop {
             while next < active.len() && active[next].start <= pos {
                 if active[next].end > pos {
@@ -1023,11 +1028,20 @@ impl Builder {
             if let Some(m) = self.markers.front() {
                 end = end.min(m.pos);
             }
-            let lo = self.held_off + (pos - self.held_start);
-            let hi = self.held_off + (end - self.held_start);
+            // One buffer for all the text of this emission; segments are ranges of it.
+            let buf = shared
+                .get_or_insert_with(|| {
+                    let hi = self.held_off + (f - self.held_start);
+                    Arc::from(&self.held[self.held_off..hi])
+                })
+                .clone();
             let annotations: Annotations = cur.iter().map(|&k| active[k].ann.clone()).collect();
             self.events.push(Event::Text(Segment {
-                text: self.held[lo..hi].to_string(),
+                text: SegText::Shared {
+                    buf,
+                    lo: pos - a,
+                    hi: end - a,
+                },
                 start: pos,
                 annotations,
             }));
@@ -1035,7 +1049,10 @@ impl Builder {
             cur.retain(|&k| active[k].end > pos);
         }
         // Virtual spans end at f: only real spans reaching past f stay.
-        self.started = active.into_iter().filter(|s| s.end > f).collect();
+        active.retain(|s| s.end > f);
+        self.started = active;
+        cur.clear();
+        self.cur_buf = cur;
         // Drop the emitted text.
         let f = f.max(a);
         self.held_off += f - self.held_start;

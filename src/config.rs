@@ -700,6 +700,9 @@ impl std::hash::Hasher for NameHasher {
     }
 }
 
+/// Recognized names (aliases included) up to which lookups scan a list instead of hashing.
+const SMALL_LOOKUP: usize = 8;
+
 type NameMap<V> = HashMap<Box<str>, V, std::hash::BuildHasherDefault<NameHasher>>;
 
 /// One recognized tag, compiled.
@@ -716,6 +719,9 @@ pub(crate) struct TagRule {
 pub(crate) struct Rules {
     pub(crate) tags: Vec<TagRule>,
     lookup: NameMap<usize>,
+    /// The same names (keys as in `lookup`) for a linear scan, when there are few of them:
+    /// comparing a handful of short byte strings beats hashing.
+    small: Option<Vec<(Box<[u8]>, usize)>>,
     pub(crate) case_sensitive: bool,
     pub(crate) unknown_mode: UnknownMode,
     pub(crate) autoclose_on_any_tag: bool,
@@ -805,8 +811,15 @@ impl Rules {
             .map(|(k, &id)| (Box::<[u8]>::from(k.as_bytes()), id))
             .collect();
         raw_names.sort();
+        let small = (lookup.len() <= SMALL_LOOKUP).then(|| {
+            lookup
+                .iter()
+                .map(|(k, &id)| (Box::<[u8]>::from(k.as_bytes()), id))
+                .collect()
+        });
         let uses = |st: Strategy| tags.iter().any(|t| t.strategy == st);
         Rules {
+            small,
             uses_retro_line: uses(Strategy::RetroLine),
             uses_retro_claim: uses(Strategy::RetroClaim),
             tags,
@@ -832,6 +845,18 @@ impl Rules {
 
     /// The id of a recognized tag named `name` (as written in the input).
     pub(crate) fn lookup(&self, name: &str) -> Option<usize> {
+        if let Some(small) = &self.small {
+            let n = name.as_bytes();
+            return if self.case_sensitive {
+                small.iter().find(|(k, _)| **k == *n).map(|(_, id)| *id)
+            } else {
+                // Keys are lowercase: equal ignoring ASCII case is equal after lowercasing.
+                small
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                    .map(|(_, id)| *id)
+            };
+        }
         if self.case_sensitive {
             return self.lookup.get(name).copied();
         }

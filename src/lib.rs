@@ -144,7 +144,7 @@ pub use config::{
 pub use error::{ConfigError, Error};
 pub use matcher::{MatchChunk, TagMatcher};
 pub use output::{
-    Annotation, Annotations, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
+    Annotation, Annotations, AttrStr, AttrValue, Attrs, Close, Document, Event, Marker, Segment,
 };
 pub use parser::{parse, parse_bytes, CompiledConfig, Events, StreamParser};
 #[cfg(feature = "stream")]

@@ -11,11 +11,158 @@ use smallvec::SmallVec;
 
 use crate::config::Strategy;
 
+/// An attribute string: short ones (up to 22 bytes, the usual `id=3`) are stored inline,
+/// longer ones on the heap, so most attributes cost no allocation.
+///
+/// It dereferences to `str`, compares with `str` and `String`, and converts into `String`.
+#[derive(Clone)]
+pub struct AttrStr(StrRepr);
+
+/// Bytes an [`AttrStr`] holds without allocating.
+const INLINE_CAP: usize = 22;
+
+#[derive(Clone)]
+enum StrRepr {
+    /// `len` bytes of `buf`, always a whole UTF-8 string (copied from a `&str`).
+    Inline(u8, [u8; INLINE_CAP]),
+    Heap(Box<str>),
+}
+
+impl AttrStr {
+    /// The string.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            // The bytes were copied from a `&str` whole, so this never fails.
+            StrRepr::Inline(len, buf) => {
+                std::str::from_utf8(buf.get(..usize::from(*len)).unwrap_or_default())
+                    .unwrap_or_default()
+            }
+            StrRepr::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for AttrStr {
+    fn from(s: &str) -> Self {
+        if s.len() <= INLINE_CAP {
+            let mut buf = [0u8; INLINE_CAP];
+            if let Some(dst) = buf.get_mut(..s.len()) {
+                dst.copy_from_slice(s.as_bytes());
+                return AttrStr(StrRepr::Inline(s.len() as u8, buf));
+            }
+        }
+        AttrStr(StrRepr::Heap(s.into()))
+    }
+}
+
+impl From<String> for AttrStr {
+    fn from(s: String) -> Self {
+        if s.len() <= INLINE_CAP {
+            AttrStr::from(s.as_str())
+        } else {
+            AttrStr(StrRepr::Heap(s.into_boxed_str()))
+        }
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for AttrStr {
+    fn from(s: std::borrow::Cow<'_, str>) -> Self {
+        match s {
+            std::borrow::Cow::Borrowed(b) => AttrStr::from(b),
+            std::borrow::Cow::Owned(o) => AttrStr::from(o),
+        }
+    }
+}
+
+impl From<AttrStr> for String {
+    fn from(s: AttrStr) -> Self {
+        match s.0 {
+            StrRepr::Heap(b) => b.into_string(),
+            StrRepr::Inline(..) => s.as_str().to_string(),
+        }
+    }
+}
+
+impl std::ops::Deref for AttrStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for AttrStr {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for AttrStr {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for AttrStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for AttrStr {}
+
+impl PartialEq<str> for AttrStr {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for AttrStr {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for AttrStr {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialOrd for AttrStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for AttrStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for AttrStr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for AttrStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for AttrStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The value of one attribute: a string, or `true` for a bare attribute (`<todo urgent>`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum AttrValue {
     /// `name=value`, `name="value"` or `name='value'` (entities decoded when enabled).
-    Str(String),
+    Str(AttrStr),
     /// A bare `name`, or `name=` with nothing after it.
     True,
 }
@@ -24,7 +171,7 @@ impl AttrValue {
     /// The string value, or `None` for a boolean attribute.
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            AttrValue::Str(s) => Some(s),
+            AttrValue::Str(s) => Some(s.as_str()),
             AttrValue::True => None,
         }
     }
@@ -44,7 +191,7 @@ impl AttrValue {
 /// their order (as the JSON output, which sorts keys, shows them).
 #[derive(Debug, Clone, Default)]
 pub struct Attrs {
-    items: SmallVec<[(Box<str>, AttrValue); 2]>,
+    items: SmallVec<[(AttrStr, AttrValue); 2]>,
 }
 
 impl Attrs {
@@ -54,7 +201,7 @@ impl Attrs {
     }
 
     pub(crate) fn push(&mut self, name: &str, value: AttrValue) {
-        self.items.push((name.into(), value));
+        self.items.push((AttrStr::from(name), value));
     }
 
     pub(crate) fn set_value_at(&mut self, index: usize, value: AttrValue) {
@@ -67,7 +214,7 @@ impl Attrs {
     pub fn get(&self, name: &str) -> Option<&AttrValue> {
         self.items
             .iter()
-            .find(|(n, _)| &**n == name)
+            .find(|(n, _)| n.as_str() == name)
             .map(|(_, v)| v)
     }
 
@@ -75,13 +222,13 @@ impl Attrs {
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a AttrValue> + 'a {
         self.items
             .iter()
-            .filter(move |(n, _)| &**n == name)
+            .filter(move |(n, _)| n.as_str() == name)
             .map(|(_, v)| v)
     }
 
     /// All `(name, value)` pairs in source order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
-        self.items.iter().map(|(n, v)| (&**n, v))
+        self.items.iter().map(|(n, v)| (n.as_str(), v))
     }
 
     /// Number of pairs kept.
@@ -98,13 +245,13 @@ impl Attrs {
     /// source order. This is the shape of the JSON `attrs` object.
     pub fn grouped(&self) -> Vec<(&str, Vec<&AttrValue>)> {
         // A stable sort keeps each name's values in source order.
-        let mut order: Vec<&(Box<str>, AttrValue)> = self.items.iter().collect();
+        let mut order: Vec<&(AttrStr, AttrValue)> = self.items.iter().collect();
         order.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out: Vec<(&str, Vec<&AttrValue>)> = Vec::new();
         for (n, v) in order {
             match out.last_mut() {
-                Some((last, vs)) if *last == &**n => vs.push(v),
-                _ => out.push((n, vec![v])),
+                Some((last, vs)) if *last == n.as_str() => vs.push(v),
+                _ => out.push((n.as_str(), vec![v])),
             }
         }
         out
@@ -116,13 +263,19 @@ impl PartialEq for Attrs {
         if self.items.len() != other.items.len() {
             return false;
         }
+        // The usual case: the same names in the same order. Then the pairs decide (with
+        // duplicates kept, a name's values are compared in source order either way).
         if self
             .items
             .iter()
             .zip(other.items.iter())
-            .all(|(a, b)| a == b)
+            .all(|(a, b)| a.0 == b.0)
         {
-            return true;
+            return self
+                .items
+                .iter()
+                .zip(other.items.iter())
+                .all(|(a, b)| a.1 == b.1);
         }
         self.grouped() == other.grouped()
     }
@@ -294,22 +447,102 @@ impl fmt::Debug for Annotation {
 pub type Annotations = SmallVec<[Annotation; 2]>;
 
 /// A run of output text with the annotations that cover all of it.
+///
+/// The segments emitted by one `update` share one buffer holding that update's text (one
+/// allocation per update, not per segment); a segment keeps that buffer alive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
-    pub(crate) text: String,
+    pub(crate) text: SegText,
     pub(crate) start: usize,
     pub(crate) annotations: Annotations,
+}
+
+/// A segment's text: a range of a shared buffer, or its own string once merged.
+#[derive(Clone)]
+pub(crate) enum SegText {
+    /// `buf[lo..hi]`; both are char boundaries of `buf`.
+    Shared {
+        buf: Arc<str>,
+        lo: usize,
+        hi: usize,
+    },
+    Owned(String),
+}
+
+impl SegText {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            // `lo..hi` are char boundaries within `buf` (set by the builder), so `get` succeeds.
+            SegText::Shared { buf, lo, hi } => buf.get(*lo..*hi).unwrap_or_default(),
+            SegText::Owned(s) => s,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            SegText::Shared { lo, hi, .. } => hi - lo,
+            SegText::Owned(s) => s.len(),
+        }
+    }
+
+    /// Appends `other`: extends the range when it continues in the same buffer, else copies.
+    fn append(&mut self, other: &SegText) {
+        if let (
+            SegText::Shared { buf, hi, .. },
+            SegText::Shared {
+                buf: b2,
+                lo: l2,
+                hi: h2,
+            },
+        ) = (&mut *self, other)
+        {
+            if Arc::ptr_eq(buf, b2) && *hi == *l2 {
+                *hi = *h2;
+                return;
+            }
+        }
+        match self {
+            SegText::Owned(s) => s.push_str(other.as_str()),
+            SegText::Shared { .. } => {
+                let mut s = String::with_capacity(self.len() + other.len());
+                s.push_str(self.as_str());
+                s.push_str(other.as_str());
+                *self = SegText::Owned(s);
+            }
+        }
+    }
+
+    fn into_string(self) -> String {
+        match self {
+            SegText::Owned(s) => s,
+            SegText::Shared { .. } => self.as_str().to_string(),
+        }
+    }
+}
+
+impl PartialEq for SegText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SegText {}
+
+impl fmt::Debug for SegText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 impl Segment {
     /// The text (never empty).
     pub fn text(&self) -> &str {
-        &self.text
+        self.text.as_str()
     }
 
     /// Takes the text out of the segment.
     pub fn into_text(self) -> String {
-        self.text
+        self.text.into_string()
     }
 
     /// Byte offset of the segment's first byte in the output text.
@@ -407,7 +640,7 @@ impl Document {
     pub fn push(&mut self, event: Event) {
         match event {
             Event::Text(seg) => {
-                if seg.text.is_empty() {
+                if seg.text.len() == 0 {
                     return;
                 }
                 if self.text.get().is_some() {
@@ -417,7 +650,7 @@ impl Document {
                 self.len += seg.text.len();
                 if let Some(last) = self.segments.last_mut() {
                     if last.same_annotations(&seg.annotations) {
-                        last.text.push_str(&seg.text);
+                        last.text.append(&seg.text);
                         return;
                     }
                 }
@@ -432,7 +665,7 @@ impl Document {
         self.text.get_or_init(|| {
             let mut t = String::with_capacity(self.len);
             for s in &self.segments {
-                t.push_str(&s.text);
+                t.push_str(s.text.as_str());
             }
             t
         })

@@ -350,3 +350,83 @@ fn public_types_are_send_sync_unpin() {
     check::<kindaxml_stream::Annotation>();
     check::<Error>();
 }
+
+#[test]
+fn attribute_strings_inline_or_heap_behave_the_same() {
+    use kindaxml_stream::{AttrStr, AttrValue};
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |s: &AttrStr| {
+        let mut h = DefaultHasher::new();
+        s.hash(&mut h);
+        h.finish()
+    };
+    // 22 bytes is the inline capacity; 23 goes to the heap; multibyte text either way.
+    for v in [
+        "",
+        "1",
+        "abcdefghijklmnopqrstuv",
+        "abcdefghijklmnopqrstuvw",
+        "日本語の引用",
+        "日本語の引用と長い説明文",
+    ] {
+        let cfg = Config::default().with_tags(["cite"]).unwrap();
+        let doc = parse(&format!("x <cite id=\"{v}\" k>y</cite>"), &cfg);
+        let ann = &doc.segments()[1].annotations()[0];
+        let got = ann.attrs().get("id").unwrap();
+        assert_eq!(got.as_str(), Some(v));
+        assert_eq!(ann.attrs().get("k"), Some(&AttrValue::True));
+        let a = AttrStr::from(v);
+        let b = AttrStr::from(v.to_string());
+        assert_eq!(a, b);
+        assert_eq!(a, *v);
+        assert_eq!(&*a, v);
+        assert_eq!(hash(&a), hash(&b));
+        assert_eq!(String::from(a.clone()), v);
+        assert_eq!(format!("{a}"), v);
+        assert_eq!(format!("{a:?}"), format!("{v:?}"));
+        assert_eq!(got, &AttrValue::Str(a));
+    }
+    let mut sorted = vec![
+        AttrStr::from("b"),
+        AttrStr::from("a".repeat(30)),
+        AttrStr::from("a"),
+    ];
+    sorted.sort();
+    assert_eq!(sorted, ["a".to_string(), "a".repeat(30), "b".to_string()]);
+}
+
+#[test]
+fn segments_of_one_update_share_a_buffer_but_read_as_their_own_text() {
+    let cfg = Config::default().with_tags(["b"]).unwrap();
+    let mut p = StreamParser::new(&cfg);
+    let events: Vec<Event> = p
+        .update("one <b>two</b> three <b>four</b> five")
+        .unwrap()
+        .collect();
+    // (The last word waits: a later byte could still continue it.)
+    assert_eq!(texts(&events), ["one ", "two", " three ", "four", " "]);
+    // Each segment stands alone: dropping the others, or taking its text out, keeps it whole.
+    let mut segs: Vec<_> = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Text(s) => Some(s),
+            Event::Marker(_) => None,
+        })
+        .collect();
+    let last = segs.pop().unwrap();
+    drop(segs);
+    assert_eq!((last.start(), last.end()), (18, 19));
+    assert_eq!(last.into_text(), " ");
+    assert_eq!(texts(&p.finish().unwrap().collect::<Vec<_>>()), ["five"]);
+    // Merging across updates (separate buffers) and within one (same buffer) give equal text.
+    let mut a = StreamParser::new(&cfg);
+    let mut doc = Document::new();
+    for c in ["on", "e <b>tw", "o</b> th", "ree"] {
+        doc.extend(a.update(c).unwrap());
+    }
+    doc.extend(a.finish().unwrap());
+    assert_eq!(doc, parse("one <b>two</b> three", &cfg));
+    assert_eq!(doc.text(), "one two three");
+    assert_eq!(doc.segments()[2].text(), " three");
+}

@@ -300,7 +300,7 @@ fn ann_matches(a: &Annotation, e: &ExpAnn) -> bool {
     let mut got: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for (n, v) in a.attrs().iter() {
         got.entry(n.to_string()).or_default().push(match v {
-            AttrValue::Str(s) => Value::String(s.clone()),
+            AttrValue::Str(s) => Value::String(s.to_string()),
             AttrValue::True => Value::Bool(true),
         });
     }

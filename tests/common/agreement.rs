@@ -77,7 +77,7 @@ pub fn ours_normal(d: &Document) -> Normal {
                 (
                     n.to_string(),
                     match v {
-                        AttrValue::Str(s) => Some(s.clone()),
+                        AttrValue::Str(s) => Some(s.to_string()),
                         AttrValue::True => None,
                     },
                 )
