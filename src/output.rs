@@ -365,9 +365,13 @@ impl Annotation {
 
     /// An annotation whose tag is already closed (markers).
     pub(crate) fn closed(tag: Arc<str>, attrs: Attrs, source_offset: usize, close: Close) -> Self {
-        let a = Annotation::open(tag, attrs, source_offset);
-        a.set_close(close, None);
-        a
+        Annotation(Arc::new(AnnotationData {
+            tag,
+            attrs,
+            source_offset,
+            closed: OnceLock::from((close, None)),
+            span: OnceLock::new(),
+        }))
     }
 
     /// Records how the tag closed (first call wins).

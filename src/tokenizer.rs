@@ -218,6 +218,41 @@ pub(crate) struct Tokenizer {
     aborted: Option<Replay>,
 }
 
+/// Byte classes for the tag lexer's fast path: bytes that cannot change its phase.
+const CLASS_NAME: u8 = 1;
+/// In an unquoted value: printable ASCII other than `>` and `<`.
+const CLASS_UNQUOTED: u8 = 2;
+/// In a `"`-quoted value: printable ASCII other than `"` and `>`.
+const CLASS_IN_DQ: u8 = 4;
+/// In a `'`-quoted value: printable ASCII other than `'` and `>`.
+const CLASS_IN_SQ: u8 = 8;
+
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0usize;
+    while c < 256 {
+        let b = c as u8;
+        let mut v = 0;
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.') {
+            v |= CLASS_NAME;
+        }
+        if b.is_ascii_graphic() && b != b'>' {
+            if b != b'<' {
+                v |= CLASS_UNQUOTED;
+            }
+            if b != b'"' {
+                v |= CLASS_IN_DQ;
+            }
+            if b != b'\'' {
+                v |= CLASS_IN_SQ;
+            }
+        }
+        t[c] = v;
+        c += 1;
+    }
+    t
+};
+
 fn is_ws_byte(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
@@ -895,17 +930,22 @@ impl Tokenizer {
             // Fast path: a run of bytes that cannot change the phase (all ASCII, none of them
             // whitespace, so the blank-line state just resets).
             let room = rules.max_tag_bytes.saturating_sub(base + (*i - start));
-            let boring = |c: u8| match lx.phase {
-                Phase::Name | Phase::AttrName => is_name_char(c),
-                Phase::Unquoted => c.is_ascii_graphic() && c != b'>' && c != b'<',
-                Phase::Quoted(q) => c.is_ascii_graphic() && c != q && c != b'>',
-                _ => false,
+            let mask = match lx.phase {
+                Phase::Name | Phase::AttrName => CLASS_NAME,
+                Phase::Unquoted => CLASS_UNQUOTED,
+                Phase::Quoted(b'"') => CLASS_IN_DQ,
+                Phase::Quoted(_) => CLASS_IN_SQ,
+                _ => 0,
             };
-            let run = bytes[*i..]
-                .iter()
-                .take(room)
-                .take_while(|&&c| boring(c))
-                .count();
+            let window = &bytes[*i..bytes.len().min((*i).saturating_add(room))];
+            let run = if mask == 0 {
+                0
+            } else {
+                window
+                    .iter()
+                    .position(|&c| BYTE_CLASS[usize::from(c)] & mask == 0)
+                    .unwrap_or(window.len())
+            };
             if run > 0 {
                 lx.after_nl = false;
                 *i += run;
@@ -1096,6 +1136,35 @@ impl Tokenizer {
         };
         if !b.end_tag(raw.tag, self.cand_src) && rules.stray == StrayEndTagPolicy::Passthrough {
             b.text(&self.cand);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_classes_match_their_definitions() {
+        for c in 0..=255u8 {
+            let class = BYTE_CLASS[usize::from(c)];
+            let graphic = c.is_ascii_graphic();
+            assert_eq!(class & CLASS_NAME != 0, is_name_char(c), "{c}");
+            assert_eq!(
+                class & CLASS_UNQUOTED != 0,
+                graphic && c != b'>' && c != b'<',
+                "{c}"
+            );
+            assert_eq!(
+                class & CLASS_IN_DQ != 0,
+                graphic && c != b'"' && c != b'>',
+                "{c}"
+            );
+            assert_eq!(
+                class & CLASS_IN_SQ != 0,
+                graphic && c != b'\'' && c != b'>',
+                "{c}"
+            );
         }
     }
 }
