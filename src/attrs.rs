@@ -15,7 +15,8 @@ use crate::text::decode_at;
 #[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     let mut attrs = Attrs::new();
-    let mut names: Vec<&str> = Vec::new();
+    // Names seen so far (duplicate lookup); on the stack for the usual handful.
+    let mut names: smallvec::SmallVec<[&str; INDEX_AFTER]> = smallvec::SmallVec::new();
     let mut index: Option<std::collections::HashMap<&str, usize>> = None;
     let b = text.as_bytes();
     let mut i = 0;
