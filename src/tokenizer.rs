@@ -227,6 +227,8 @@ const CLASS_IN_DQ: u8 = 4;
 /// In a `'`-quoted value: printable ASCII other than `'` and `>`.
 const CLASS_IN_SQ: u8 = 8;
 
+// Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
+#[allow(clippy::indexing_slicing)]
 static BYTE_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut c = 0usize;
