@@ -1035,7 +1035,11 @@ impl Builder {
                     Arc::from(&self.held[self.held_off..hi])
                 })
                 .clone();
-            let annotations: Annotations = cur.iter().map(|&k| active[k].ann.clone()).collect();
+            // (A push loop: SmallVec's generic `extend` costs more than the usual 0–2 pushes.)
+            let mut annotations = Annotations::new();
+            for &k in &cur {
+                annotations.push(active[k].ann.clone());
+            }
             self.events.push(Event::Text(Segment {
                 text: SegText::Shared {
                     buf,
