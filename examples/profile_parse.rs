@@ -1,5 +1,12 @@
 //! Profiling helper: parses a generated corpus N times (`cargo run --release --example
 //! profile_parse -- SHAPE SIZE ITERS [CHUNK]`).
+//!
+//! `ENGINE` picks what runs on the input, for instruction counts under callgrind
+//! (`scripts/bench_extra.sh`): `ours` (default), `ours_wf` (ours on the well-formed variant of
+//! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
+//! `kindaxml` (kindaxml 0.1.0's `parse`) and `memchr` (a scan for `<`). `ITERS=0` only
+//! generates the input, so its count is the baseline to subtract. `PRESET=scaling` selects
+//! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
 use kindaxml_stream::{parse, Config, Strategy, StreamParser};
 
 #[path = "../benches/corpus.rs"]
@@ -11,7 +18,11 @@ fn main() {
     let size: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let iters: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
     let chunk: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let input = corpus::corpus(shape, size, 1);
+    let engine = std::env::var("ENGINE").unwrap_or_else(|_| "ours".into());
+    let input = match engine.as_str() {
+        "ours_wf" | "quickxml" => corpus::prose_well_formed(size, 1),
+        _ => corpus::corpus(shape, size, 1),
+    };
     let config = if std::env::var("PRESET").as_deref() == Ok("scaling") {
         // The configuration of the scaling benches (benches/throughput.rs).
         Config::default()
@@ -23,28 +34,61 @@ fn main() {
             .unwrap()
             .with_autoclose_on_any_tag(shape != corpus::Shape::DeepNest)
     } else {
+        // The configuration of the throughput benches (`our_config` there).
         Config::kindaxml_compat()
             .with_tags(["cite", "note", "todo"])
             .unwrap()
             .with_recovery("note", Strategy::ForwardUntilTag)
             .unwrap()
+            .with_recovery("todo", Strategy::ForwardUntilTag)
+            .unwrap()
+    };
+    let theirs = kindaxml::ParserConfig {
+        recognized_tags: ["cite", "note", "todo"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        per_tag_recovery: [
+            ("note", kindaxml::RecoveryStrategy::ForwardUntilTag),
+            ("todo", kindaxml::RecoveryStrategy::ForwardUntilTag),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        ..kindaxml::ParserConfig::default()
     };
     let start = std::time::Instant::now();
     let mut n = 0;
     for _ in 0..iters {
-        if chunk == 0 {
-            n += parse(&input, &config).segments().len();
-        } else {
-            let mut p = StreamParser::new(&config);
-            for c in input.as_bytes().chunks(chunk) {
-                n += p.update_bytes(c).unwrap().count();
+        n += match engine.as_str() {
+            "quickxml" => {
+                let mut r = quick_xml::Reader::from_str(&input);
+                let mut k = 0;
+                loop {
+                    match r.read_event() {
+                        Ok(quick_xml::events::Event::Eof) => break k,
+                        Ok(_) => k += 1,
+                        Err(e) => panic!("well-formed corpus rejected: {e}"),
+                    }
+                }
             }
-            n += p.finish().unwrap().count();
-        }
+            "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
+            "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
+            _ if chunk == 0 => parse(&input, &config).segments().len(),
+            _ => {
+                let mut p = StreamParser::new(&config);
+                let mut k = 0;
+                for c in input.as_bytes().chunks(chunk) {
+                    k += p.update_bytes(c).unwrap().count();
+                }
+                k + p.finish().unwrap().count()
+            }
+        };
     }
     let el = start.elapsed();
     println!(
-        "{n} units, {:.1} MB/s",
-        (size * iters) as f64 / el.as_secs_f64() / 1e6
+        "{n} units, {} bytes, {:.1} MB/s",
+        input.len(),
+        (input.len() * iters) as f64 / el.as_secs_f64() / 1e6
     );
 }

@@ -49,3 +49,21 @@ for shape in lt_flood open_quote one_line amp_flood deep_nest; do
     echo "$shape chunk=$chunk: $1 -> $2 instructions"
   done
 done
+
+# Instructions per byte (callgrind, 1 MiB, the throughput benches' configuration): our
+# one-shot parse and 4-/1-byte chunks next to kindaxml, quick-xml and a memchr scan. Each
+# count minus the same run with ITERS=0 (input generation only).
+instr() { # ENGINE SHAPE ITERS CHUNK -> instruction count
+  ENGINE=$1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    ./target/release/examples/profile_parse "$2" 1048576 "$3" "$4" 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}'
+}
+for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose kindaxml 0" "prose ours_wf 0" \
+           "prose quickxml 0" "dense ours 0" "dense ours 4" "dense ours 1" "plain ours 0" \
+           "plain ours 4" "plain ours 1" "plain memchr 0" "one_line ours 0" "one_line ours 4" \
+           "one_line ours 1"; do
+  set -- $run
+  base=$(instr "$2" "$1" 0 0)
+  total=$(instr "$2" "$1" 1 "$3")
+  echo "{\"kind\":\"instr\",\"shape\":\"$1\",\"engine\":\"$2\",\"chunk\":$3,\"bytes\":1048576,\"instr\":$((total - base))}" >> "$out"
+  echo "$1 $2 chunk=$3: $((total - base)) instructions"
+done

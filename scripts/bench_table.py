@@ -110,6 +110,30 @@ if os.path.exists(extra):
             mode = "parse" if r["chunk"] == 0 else "1-byte chunks"
             out.append(f"| {r['shape']} | {mode} | {r['x1'] / 1e6:.0f} M | {r['x4'] / 1e6:.0f} M | {r['x4'] / r['x1']:.2f}× |")
         out.append("")
+    ins = [r for r in rows if r["kind"] == "instr"]
+    if ins:
+        out.append("## Instructions per byte\n")
+        out.append("`valgrind --tool=callgrind` counts for 1 MiB (the throughput benches' configuration;")
+        out.append("input generation subtracted). Repeatable whatever else the machine does, so the")
+        out.append("ratios here do not drift between runs; they are not times (a SIMD scan retires")
+        out.append("fewer instructions per cycle's work than branchy parsing), so read them next to the")
+        out.append("timings above. \"Throughput ratio\" is our one-shot count divided by the row's: the row's")
+        out.append("throughput relative to our `parse` (for quick-xml, relative to our `parse` on the same")
+        out.append("well-formed bytes).\n")
+        out.append("| shape | program | instructions / byte | throughput ratio |")
+        out.append("|---|---|---|---|")
+        names = {"ours": "`parse`", "ours_wf": "`parse` (well-formed variant)", "kindaxml": "kindaxml 0.1.0",
+                 "quickxml": "quick-xml Reader (well-formed variant)", "memchr": "memchr scan for `<`"}
+        for r in ins:
+            base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours" and x["chunk"] == 0), None)
+            if r["engine"] == "quickxml":
+                base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours_wf"), base)
+            name = names.get(r["engine"], r["engine"])
+            if r["engine"] == "ours" and r["chunk"]:
+                name = f"{r['chunk']}-byte chunks"
+            ratio = f"{base['instr'] / r['instr']:.2f}×" if base and r["instr"] else ""
+            out.append(f"| {r['shape']} | {name} | {r['instr'] / r['bytes']:.1f} | {ratio} |")
+        out.append("")
     for r in rows:
         if r["kind"] != "whole_process":
             continue
