@@ -1,5 +1,6 @@
-//! Deterministic LLM-like corpora for benches and memory checks (shared by
-//! `benches/throughput.rs` and `examples/gen_corpus.rs`). Nothing large is committed.
+//! Deterministic LLM-like corpora for benches and memory checks (shared by the benches and
+//! the `gen_corpus`, `profile_parse` and `vs_kindaxml` examples), and the quick-xml event loop
+//! they are compared with. Nothing large is committed.
 #![allow(dead_code)]
 
 use std::io;
@@ -364,4 +365,17 @@ pub fn corpus(shape: Shape, size: usize, seed: u64) -> String {
         Ok(())
     });
     s
+}
+
+/// quick-xml's Reader event loop: counts events (text, start, end, empty, CDATA).
+pub fn quick_xml_events(input: &str) -> usize {
+    let mut r = quick_xml::Reader::from_str(input);
+    let mut n = 0;
+    loop {
+        match r.read_event() {
+            Ok(quick_xml::events::Event::Eof) => return n,
+            Ok(_) => n += 1,
+            Err(e) => panic!("well-formed corpus rejected: {e}"),
+        }
+    }
 }

@@ -13,7 +13,7 @@ use kindaxml_stream::{parse, Config, Document, Strategy, StreamParser};
 
 #[path = "corpus.rs"]
 mod corpus;
-use corpus::{corpus, Shape};
+use corpus::{corpus, quick_xml_events, Shape};
 
 fn our_config() -> Config {
     Config::kindaxml_compat()
@@ -39,19 +39,6 @@ fn their_config() -> kindaxml::ParserConfig {
         .map(|(k, v)| (k.to_string(), v))
         .collect::<HashMap<_, _>>(),
         ..kindaxml::ParserConfig::default()
-    }
-}
-
-/// quick-xml's Reader event loop: counts events (text, start, end, empty, CDATA).
-fn quick_xml_events(input: &str) -> usize {
-    let mut r = quick_xml::Reader::from_str(input);
-    let mut n = 0;
-    loop {
-        match r.read_event() {
-            Ok(quick_xml::events::Event::Eof) => return n,
-            Ok(_) => n += 1,
-            Err(e) => panic!("well-formed corpus rejected: {e}"),
-        }
     }
 }
 
