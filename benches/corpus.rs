@@ -379,3 +379,31 @@ pub fn quick_xml_events(input: &str) -> usize {
         }
     }
 }
+
+/// Our configuration in every comparison with kindaxml: its defaults (`kindaxml_compat`),
+/// `cite`/`note`/`todo` recognized, `note` and `todo` recovering forward.
+pub fn compat_config() -> kindaxml_stream::Config {
+    use kindaxml_stream::{Config, Strategy};
+    Config::kindaxml_compat()
+        .with_tags(["cite", "note", "todo"])
+        .unwrap()
+        .with_recovery("note", Strategy::ForwardUntilTag)
+        .unwrap()
+        .with_recovery("todo", Strategy::ForwardUntilTag)
+        .unwrap()
+}
+
+/// The same configuration for kindaxml 0.1.0.
+pub fn kindaxml_config() -> kindaxml::ParserConfig {
+    kindaxml::ParserConfig {
+        recognized_tags: ["cite", "note", "todo"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        per_tag_recovery: ["note", "todo"]
+            .iter()
+            .map(|k| (k.to_string(), kindaxml::RecoveryStrategy::ForwardUntilTag))
+            .collect(),
+        ..kindaxml::ParserConfig::default()
+    }
+}

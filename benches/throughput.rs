@@ -4,7 +4,6 @@
 //! `cargo bench --bench throughput` (set `KXS_BENCH_SIZES=1K,64K` to pick sizes). Each
 //! benchmark asserts its result, so a broken parser cannot look fast.
 
-use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -13,34 +12,7 @@ use kindaxml_stream::{parse, Config, Document, Strategy, StreamParser};
 
 #[path = "corpus.rs"]
 mod corpus;
-use corpus::{corpus, quick_xml_events, Shape};
-
-fn our_config() -> Config {
-    Config::kindaxml_compat()
-        .with_tags(["cite", "note", "todo"])
-        .unwrap()
-        .with_recovery("note", Strategy::ForwardUntilTag)
-        .unwrap()
-        .with_recovery("todo", Strategy::ForwardUntilTag)
-        .unwrap()
-}
-
-fn their_config() -> kindaxml::ParserConfig {
-    kindaxml::ParserConfig {
-        recognized_tags: ["cite", "note", "todo"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<HashSet<_>>(),
-        per_tag_recovery: [
-            ("note", kindaxml::RecoveryStrategy::ForwardUntilTag),
-            ("todo", kindaxml::RecoveryStrategy::ForwardUntilTag),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect::<HashMap<_, _>>(),
-        ..kindaxml::ParserConfig::default()
-    }
-}
+use corpus::{compat_config, corpus, kindaxml_config, quick_xml_events, Shape};
 
 fn chunked(config: &Config, input: &str, size: usize) -> usize {
     let mut p = StreamParser::new(config);
@@ -66,8 +38,8 @@ fn sizes() -> Vec<(String, usize)> {
 }
 
 fn bench_shape(c: &mut Criterion, shape: Shape) {
-    let config = our_config();
-    let theirs = their_config();
+    let config = compat_config();
+    let theirs = kindaxml_config();
     for (label, size) in sizes() {
         let input = corpus(shape, size, 1);
         let want = parse(&input, &config);

@@ -34,29 +34,10 @@ fn main() {
             .unwrap()
             .with_autoclose_on_any_tag(shape != corpus::Shape::DeepNest)
     } else {
-        // The configuration of the throughput benches (`our_config` there).
-        Config::kindaxml_compat()
-            .with_tags(["cite", "note", "todo"])
-            .unwrap()
-            .with_recovery("note", Strategy::ForwardUntilTag)
-            .unwrap()
-            .with_recovery("todo", Strategy::ForwardUntilTag)
-            .unwrap()
+        // The configuration of the throughput benches.
+        corpus::compat_config()
     };
-    let theirs = kindaxml::ParserConfig {
-        recognized_tags: ["cite", "note", "todo"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        per_tag_recovery: [
-            ("note", kindaxml::RecoveryStrategy::ForwardUntilTag),
-            ("todo", kindaxml::RecoveryStrategy::ForwardUntilTag),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect(),
-        ..kindaxml::ParserConfig::default()
-    };
+    let theirs = corpus::kindaxml_config();
     let start = std::time::Instant::now();
     let mut n = 0;
     for _ in 0..iters {

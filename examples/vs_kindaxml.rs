@@ -4,10 +4,9 @@
 //!
 //! `cargo run --release --example vs_kindaxml -- prose 10M`
 
-use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use kindaxml_stream::{parse, Config, Strategy};
+use kindaxml_stream::parse;
 
 #[path = "../benches/corpus.rs"]
 mod corpus;
@@ -33,32 +32,8 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
     let input = corpus::corpus(shape, size, 1);
-    let ours = Config::kindaxml_compat()
-        .with_tags(["cite", "note", "todo"])
-        .unwrap()
-        .with_recovery("note", Strategy::ForwardUntilTag)
-        .unwrap()
-        .with_recovery("todo", Strategy::ForwardUntilTag)
-        .unwrap();
-    let theirs = kindaxml::ParserConfig {
-        recognized_tags: ["cite", "note", "todo"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<HashSet<_>>(),
-        per_tag_recovery: [
-            (
-                "note".to_string(),
-                kindaxml::RecoveryStrategy::ForwardUntilTag,
-            ),
-            (
-                "todo".to_string(),
-                kindaxml::RecoveryStrategy::ForwardUntilTag,
-            ),
-        ]
-        .into_iter()
-        .collect::<HashMap<_, _>>(),
-        ..kindaxml::ParserConfig::default()
-    };
+    let ours = corpus::compat_config();
+    let theirs = corpus::kindaxml_config();
     let ours_t = median(
         (0..runs)
             .map(|_| {
