@@ -40,6 +40,15 @@ impl AttrStr {
             StrRepr::Heap(s) => s,
         }
     }
+
+    /// The UTF-8 bytes, without re-validating them: what comparing, ordering, hashing and
+    /// name lookups need (byte order is `str` order, and equal bytes are equal strings).
+    fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            StrRepr::Inline(len, buf) => buf.get(..usize::from(*len)).unwrap_or_default(),
+            StrRepr::Heap(s) => s.as_bytes(),
+        }
+    }
 }
 
 impl From<&str> for AttrStr {
@@ -104,7 +113,7 @@ impl std::borrow::Borrow<str> for AttrStr {
 
 impl PartialEq for AttrStr {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -112,19 +121,19 @@ impl Eq for AttrStr {}
 
 impl PartialEq<str> for AttrStr {
     fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<&str> for AttrStr {
     fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<String> for AttrStr {
     fn eq(&self, other: &String) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -136,7 +145,7 @@ impl PartialOrd for AttrStr {
 
 impl Ord for AttrStr {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
+        self.as_bytes().cmp(other.as_bytes())
     }
 }
 
@@ -214,7 +223,7 @@ impl Attrs {
     pub fn get(&self, name: &str) -> Option<&AttrValue> {
         self.items
             .iter()
-            .find(|(n, _)| n.as_str() == name)
+            .find(|(n, _)| n.as_bytes() == name.as_bytes())
             .map(|(_, v)| v)
     }
 
@@ -222,7 +231,7 @@ impl Attrs {
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a AttrValue> + 'a {
         self.items
             .iter()
-            .filter(move |(n, _)| n.as_str() == name)
+            .filter(move |(n, _)| n.as_bytes() == name.as_bytes())
             .map(|(_, v)| v)
     }
 
