@@ -32,7 +32,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
-use crate::output::{Annotation, Annotations, Attrs, Close, Event, Marker, SegText, Segment};
+use crate::output::{
+    Annotation, Annotations, Attrs, Close, Event, Marker, SegText, Segment, SharedBuf,
+};
 use crate::text::{
     ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, rfind1,
 };
@@ -193,6 +195,11 @@ impl Builder {
             cur_buf: Vec::new(),
             events: Vec::new(),
         }
+    }
+
+    /// Room for `n` more bytes of output text (a hint from a caller that knows the input).
+    pub(crate) fn reserve_text(&mut self, n: usize) {
+        self.held.reserve(n);
     }
 
     /// Output bytes produced so far.
@@ -956,21 +963,21 @@ impl Builder {
     /// Emits everything that is final.
     pub(crate) fn flush(&mut self) {
         let f = self.frontier();
-        self.emit_to(f);
+        self.emit_to(f, false);
     }
 
     /// End of input: closes every open tag by recovery and emits everything.
     pub(crate) fn finish(&mut self) {
         let c = self.out_len;
         self.close_newer_than_len(0, c, Close::EndOfInput);
-        self.emit_to(self.out_len);
+        self.emit_to(self.out_len, true);
     }
 
     // Bounds: indices into `active` are < active.len(); text positions are in [held_start, f] with
     // f <= out_len, which `held[held_off..]` covers, and they are span or marker boundaries, all
     // char boundaries of the output.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn emit_to(&mut self, f: usize) {
+    fn emit_to(&mut self, f: usize, last: bool) {
         let a = self.held_start;
         if f <= a && self.markers.front().is_none_or(|m| m.pos > f) {
             return;
@@ -996,11 +1003,14 @@ impl Builder {
             });
         }
         active.sort_by_key(|s| s.start);
+        // Each span start and end can begin a segment.
+        self.events.reserve(2 * active.len() + 1);
         let mut cur: Vec<usize> = std::mem::take(&mut self.cur_buf);
         let mut next = 0; // index into `active` of the next span to start
         let mut pos = a;
-        // Text of [a, f), created at the first text segment.
-        let mut shared: Option<Arc<str>> = None;
+        // Text of [a, f), created at the first text segment, and the offset in it of `a`.
+        let mut shared: Option<(SharedBuf, usize)> = None;
+        let mut adopted = false;
         loop {
             while next < active.len() && active[next].start <= pos {
                 if active[next].end > pos {
@@ -1029,12 +1039,14 @@ impl Builder {
                 end = end.min(m.pos);
             }
             // One buffer for all the text of this emission; segments are ranges of it.
-            let buf = shared
-                .get_or_insert_with(|| {
-                    let hi = self.held_off + (f - self.held_start);
-                    Arc::from(&self.held[self.held_off..hi])
-                })
-                .clone();
+            let (buf, base) = match &shared {
+                Some(s) => s.clone(),
+                None => {
+                    let s = self.take_text(f, last);
+                    adopted = matches!(s.0, SharedBuf::Adopted(_));
+                    shared.insert(s).clone()
+                }
+            };
             // (A push loop: SmallVec's generic `extend` costs more than the usual 0–2 pushes.)
             let mut annotations = Annotations::new();
             for &k in &cur {
@@ -1043,8 +1055,8 @@ impl Builder {
             self.events.push(Event::Text(Segment {
                 text: SegText::Shared {
                     buf,
-                    lo: pos - a,
-                    hi: end - a,
+                    lo: base + (pos - a),
+                    hi: base + (end - a),
                 },
                 start: pos,
                 annotations,
@@ -1057,14 +1069,51 @@ impl Builder {
         self.started = active;
         cur.clear();
         self.cur_buf = cur;
-        // Drop the emitted text.
+        // Drop the emitted text (an adopted buffer took it along, leaving only the rest).
         let f = f.max(a);
-        self.held_off += f - self.held_start;
+        if adopted {
+            self.held_off = 0;
+        } else {
+            self.held_off += f - self.held_start;
+        }
         self.held_start = f;
         if self.held_off > 4096 && self.held_off * 2 > self.held.len() {
             self.held.drain(..self.held_off);
             self.held_off = 0;
         }
+    }
+}
+
+/// Emissions of at least this many bytes may adopt the builder's buffer instead of copying.
+const ADOPT_MIN: usize = 16 << 10;
+
+impl Builder {
+    /// The buffer for the emitted text `[held_start, f)` and the offset of its first byte.
+    ///
+    /// Small emissions copy the text out (one allocation; the builder keeps its buffer for
+    /// reuse). A large emission that leaves little before or after it in the builder's buffer
+    /// takes that buffer whole and moves the rest (at most an eighth of the emitted size) to a
+    /// new one, so the bulk of the text is never copied; `last` (end of input) means no text
+    /// follows, so the new buffer is not pre-sized.
+    // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_to`).
+    #[allow(clippy::string_slice)]
+    fn take_text(&mut self, f: usize, last: bool) -> (SharedBuf, usize) {
+        let n = f - self.held_start;
+        let hi = self.held_off + n;
+        let before = self.held_off;
+        let after = self.held.len() - hi;
+        if n < ADOPT_MIN || before > n / 8 || after > n / 8 {
+            return (SharedBuf::Copied(Arc::from(&self.held[before..hi])), 0);
+        }
+        let cap = if last { 0 } else { self.held.capacity() };
+        let mut rest = String::with_capacity(cap.max(after));
+        rest.push_str(&self.held[hi..]);
+        let mut whole = std::mem::replace(&mut self.held, rest);
+        whole.truncate(hi);
+        if whole.capacity() - hi > hi / 8 {
+            whole.shrink_to_fit();
+        }
+        (SharedBuf::Adopted(Arc::new(whole)), before)
     }
 }
 

@@ -470,12 +470,38 @@ pub struct Segment {
     pub(crate) annotations: Annotations,
 }
 
+/// The buffer an emission's segments share: a copy of the emitted text (`Copied`, one
+/// allocation), or the builder's whole text buffer handed over without copying (`Adopted`,
+/// for large emissions that empty the builder; see DESIGN.md decision 27).
+#[derive(Clone)]
+pub(crate) enum SharedBuf {
+    Copied(Arc<str>),
+    Adopted(Arc<String>),
+}
+
+impl SharedBuf {
+    fn as_str(&self) -> &str {
+        match self {
+            SharedBuf::Copied(s) => s,
+            SharedBuf::Adopted(s) => s,
+        }
+    }
+
+    fn same(&self, other: &SharedBuf) -> bool {
+        match (self, other) {
+            (SharedBuf::Copied(a), SharedBuf::Copied(b)) => Arc::ptr_eq(a, b),
+            (SharedBuf::Adopted(a), SharedBuf::Adopted(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
 /// A segment's text: a range of a shared buffer, or its own string once merged.
 #[derive(Clone)]
 pub(crate) enum SegText {
     /// `buf[lo..hi]`; both are char boundaries of `buf`.
     Shared {
-        buf: Arc<str>,
+        buf: SharedBuf,
         lo: usize,
         hi: usize,
     },
@@ -486,7 +512,7 @@ impl SegText {
     pub(crate) fn as_str(&self) -> &str {
         match self {
             // `lo..hi` are char boundaries within `buf` (set by the builder), so `get` succeeds.
-            SegText::Shared { buf, lo, hi } => buf.get(*lo..*hi).unwrap_or_default(),
+            SegText::Shared { buf, lo, hi } => buf.as_str().get(*lo..*hi).unwrap_or_default(),
             SegText::Owned(s) => s,
         }
     }
@@ -509,7 +535,7 @@ impl SegText {
             },
         ) = (&mut *self, other)
         {
-            if Arc::ptr_eq(buf, b2) && *hi == *l2 {
+            if buf.same(b2) && *hi == *l2 {
                 *hi = *h2;
                 return;
             }
@@ -707,6 +733,9 @@ impl Document {
 
 impl Extend<Event> for Document {
     fn extend<T: IntoIterator<Item = Event>>(&mut self, iter: T) {
+        let iter = iter.into_iter();
+        // Most events are segments, and few merge: room for them all up front.
+        self.segments.reserve(iter.size_hint().0);
         for e in iter {
             self.push(e);
         }

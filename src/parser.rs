@@ -279,12 +279,19 @@ impl StreamParser {
 /// ```
 pub fn parse(input: &str, config: &Config) -> Document {
     let mut parser = StreamParser::new(config);
-    let mut doc = Document::new();
-    parser.feed_str(input);
-    doc.extend(parser.builder.events.drain(..));
+    // Nothing is read before the end, so the whole input goes through the machine in one
+    // piece and is emitted once, at the end: the text is then one buffer (the builder's own,
+    // adopted without a copy) and the segments are ranges of it. The result is that of any
+    // chunking (the streaming guarantee), this is only the cheapest one.
+    parser.builder.reserve_text(input.len());
+    parser
+        .tokenizer
+        .feed(&parser.rules, &mut parser.builder, input, 0);
+    parser.src = input.len();
     parser.tokenizer.finish(&parser.rules, &mut parser.builder);
     parser.builder.finish();
     parser.life = Life::Finished;
+    let mut doc = Document::new();
     doc.extend(parser.builder.events.drain(..));
     doc
 }
@@ -303,4 +310,69 @@ pub fn parse_bytes(input: &[u8], config: &Config) -> Result<Document, Error> {
         },
     })?;
     Ok(parse(s, config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::{Event, SegText, SharedBuf};
+
+    /// Per text event: whether its buffer was adopted (`true`) or copied (`false`).
+    fn buffers(events: &[Event]) -> Vec<bool> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(s) => match &s.text {
+                    SegText::Shared { buf, .. } => Some(matches!(buf, SharedBuf::Adopted(_))),
+                    SegText::Owned(_) => None,
+                },
+                Event::Marker(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn large_emissions_adopt_the_buffer_and_keep_the_rest() {
+        let config = Config::default().with_tags(["cite"]).unwrap();
+        let big = "Water is wet <cite id=9>.\n".repeat(2000);
+        let tail = "This sentence may still get a cite";
+        let input = format!("Intro.\n{big}{tail} <cite id=1>. End.");
+        let mut p = StreamParser::new(&config);
+        // A small emission is copied out: the parser keeps its buffer.
+        let first: Vec<Event> = p.update("Intro.\n").unwrap().collect();
+        assert_eq!(buffers(&first), [false]);
+        // A large one takes the buffer over, with the emitted "Intro." before it and the
+        // held line after it, which stays in the parser.
+        let chunk = format!("{big}{tail}");
+        let second: Vec<Event> = p.update(&chunk).unwrap().collect();
+        assert!(buffers(&second).iter().all(|&a| a));
+        let emitted: String = second
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(s) => Some(s.text()),
+                Event::Marker(_) => None,
+            })
+            .collect();
+        assert!(emitted.len() > 16 << 10);
+        assert!(emitted.starts_with("Water is wet"));
+        assert!(!emitted.contains("This sentence"));
+        let rest: Vec<Event> = p.update(" <cite id=1>. End.").unwrap().collect();
+        let mut doc = Document::new();
+        doc.extend(first);
+        doc.extend(second);
+        doc.extend(rest);
+        doc.extend(p.finish().unwrap());
+        assert_eq!(doc, parse(&input, &config));
+        assert!(doc.text().ends_with(". End."));
+        assert!(doc.text().contains(tail));
+        // One-shot: one emission at the end, all of it in the adopted buffer.
+        let once = parse(&input, &config);
+        assert!(once.segments().iter().all(|s| matches!(
+            s.text,
+            SegText::Shared {
+                buf: SharedBuf::Adopted(_),
+                ..
+            }
+        )));
+    }
 }

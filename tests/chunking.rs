@@ -219,14 +219,25 @@ fn large_inputs_are_chunk_invariant() {
     let mut rng = Rng::new(seed);
     for case in 0..common::cases(4000) / 200 {
         let config = random_config(&mut rng);
-        let n = 2000 + rng.below(4000);
-        let input = random_input(&mut rng, n);
+        // 64–128 KiB: one-shot and few-cut runs make emissions past the adoption size.
+        let target = (64 << 10) + rng.below(64 << 10);
+        let mut input = String::new();
+        while input.len() < target {
+            input.push_str(rng.pick_str(PIECES));
+        }
         let want = parse(&input, &config);
         let bytes = input.as_bytes();
-        for _ in 0..3 {
-            let k = 1 + rng.below(bytes.len() / 2);
+        // Many cuts (small emissions, copied out) and a few (emissions of many KiB, which
+        // take the parser's text buffer over, with text before and after them in it).
+        for round in 0..6 {
+            let k = if round < 3 {
+                1 + rng.below(bytes.len() / 2)
+            } else {
+                1 + rng.below(4)
+            };
             let cuts = random_cuts(&mut rng, bytes.len(), k);
             let got = run_bytes(&config, &split_at(bytes, &cuts));
+            assert_eq!(got.text(), want.text());
             assert_eq!(
                 got,
                 want,
