@@ -1003,8 +1003,11 @@ impl Builder {
             });
         }
         active.sort_by_key(|s| s.start);
-        // Each span start and end can begin a segment.
-        self.events.reserve(2 * active.len() + 1);
+        if last {
+            // The last (for `parse()` the only) emission: each span start and end can begin a
+            // segment. (Not while streaming: the capacity would stay with the parser.)
+            self.events.reserve(2 * active.len() + 1);
+        }
         let mut cur: Vec<usize> = std::mem::take(&mut self.cur_buf);
         let mut next = 0; // index into `active` of the next span to start
         let mut pos = a;
@@ -1094,7 +1097,7 @@ impl Builder {
     /// reuse). A large emission that leaves little before or after it in the builder's buffer
     /// takes that buffer whole and moves the rest (at most an eighth of the emitted size) to a
     /// new one, so the bulk of the text is never copied; `last` (end of input) means no text
-    /// follows, so the new buffer is not pre-sized.
+    /// follows, so the new buffer gets no spare room.
     // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_to`).
     #[allow(clippy::string_slice)]
     fn take_text(&mut self, f: usize, last: bool) -> (SharedBuf, usize) {
@@ -1105,12 +1108,15 @@ impl Builder {
         if n < ADOPT_MIN || before > n / 8 || after > n / 8 {
             return (SharedBuf::Copied(Arc::from(&self.held[before..hi])), 0);
         }
-        let cap = if last { 0 } else { self.held.capacity() };
-        let mut rest = String::with_capacity(cap.max(after));
+        // Room for the rest and about as much again as was just emitted (what a stream of
+        // large chunks adds before its next emission).
+        let cap = if last { after } else { after + n };
+        let mut rest = String::with_capacity(cap);
         rest.push_str(&self.held[hi..]);
         let mut whole = std::mem::replace(&mut self.held, rest);
         whole.truncate(hi);
-        if whole.capacity() - hi > hi / 8 {
+        // Spare room of up to the text's size stays with the buffer (shrinking may copy).
+        if whole.capacity() > 2 * hi {
             whole.shrink_to_fit();
         }
         (SharedBuf::Adopted(Arc::new(whole)), before)

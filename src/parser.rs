@@ -375,4 +375,35 @@ mod tests {
             }
         )));
     }
+
+    #[test]
+    fn adoption_at_finish_with_markers_and_multibyte_text() {
+        let config = Config::default()
+            .with_tags(["note", "todo"])
+            .unwrap()
+            .with_autoclose_on_any_tag(false);
+        let body = "Größe × Ω <todo/>naïve ✓.\n".repeat(800);
+        let input = format!("Intro ✓.\n<note>{body}");
+        let mut p = StreamParser::new(&config);
+        let first: Vec<Event> = p.update("Intro ✓.\n").unwrap().collect();
+        assert_eq!(buffers(&first), [false]);
+        // The open note's span depends on how it closes: its content is held to the end.
+        let held: Vec<Event> = p.update(&format!("<note>{body}")).unwrap().collect();
+        assert!(held.is_empty());
+        // At the end it is emitted at once, from the parser's own buffer (which still holds
+        // the emitted "Intro ✓.\n" before it).
+        let last: Vec<Event> = p.finish().unwrap().collect();
+        let kinds = buffers(&last);
+        assert!(kinds.len() >= 800 && kinds.iter().all(|&a| a));
+        let markers = last
+            .iter()
+            .filter(|e| matches!(e, Event::Marker(_)))
+            .count();
+        assert_eq!(markers, 800);
+        let mut doc = Document::new();
+        doc.extend(first);
+        doc.extend(last);
+        assert_eq!(doc, parse(&input, &config));
+        assert!(doc.text().starts_with("Intro ✓.\nGröße × Ω naïve ✓"));
+    }
 }

@@ -237,7 +237,11 @@ fn large_inputs_are_chunk_invariant() {
             };
             let cuts = random_cuts(&mut rng, bytes.len(), k);
             let got = run_bytes(&config, &split_at(bytes, &cuts));
-            assert_eq!(got.text(), want.text());
+            assert!(
+                got.text() == want.text(),
+                "large case {case} seed {seed}: text differs ({} cuts)",
+                cuts.len()
+            );
             assert_eq!(
                 got,
                 want,
