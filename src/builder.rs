@@ -214,6 +214,41 @@ impl Builder {
 
     // ----------------------------------------------------------------- text
 
+    /// Appends plain ASCII text (`text::plain_ascii`, whose result is `kept`) exactly as
+    /// [`text`](Builder::text) would, when that only appends and moves `kept_end`: no newline
+    /// (plain text has none), no open tag still waiting for its first char, first kept char
+    /// or first token, and no `max_span_bytes` limit reached. Returns `false` (doing
+    /// nothing) otherwise.
+    #[inline]
+    pub(crate) fn push_plain(&mut self, b: &[u8], kept: usize) -> bool {
+        let start = self.out_len;
+        if let (Some(front), Some(back)) = (self.open.front(), self.open.back()) {
+            let room = front.p.saturating_add(self.rules.max_span_bytes) - start;
+            if b.len() >= room
+                || back.p == start
+                || back.id >= self.kept_from
+                || !self.tok_wait.is_empty()
+                || !self.tok_run.is_empty()
+            {
+                return false;
+            }
+        }
+        if b.is_empty() {
+            return false;
+        }
+        self.held.reserve(b.len());
+        for &c in b {
+            self.held.push(char::from(c));
+        }
+        self.out_len += b.len();
+        if !self.rules.trim {
+            self.kept_end = self.out_len;
+        } else if kept > 0 {
+            self.kept_end = start + kept;
+        }
+        true
+    }
+
     /// Appends output text.
     // Bounds: `cut` is a char boundary of `s` (floor_boundary) and <= s.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
@@ -428,6 +463,7 @@ impl Builder {
     // Bounds: `held_off` and the offset derived from `c > held_start` stay within `held` (held
     // covers [held_start, out_len)).
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
+    #[inline]
     fn clip(&self, p: usize) -> usize {
         let c = p.saturating_sub(self.rules.max_span_bytes);
         if c <= self.held_start {
@@ -437,9 +473,21 @@ impl Builder {
         self.held_start + ceil_boundary(held, c - self.held_start)
     }
 
+    /// The cursor's first kept char at or after `x`.
+    #[inline]
+    fn cursor_query(&mut self, claim: bool, x: usize) -> usize {
+        let cur = if claim { self.claim_cur } else { self.line_cur };
+        if cur.found && x <= cur.at && cur.at < self.out_len {
+            // Already found and still ahead of `x`: the answer of every later query too.
+            return cur.at;
+        }
+        self.cursor_scan(claim, x)
+    }
+
     // Bounds: `from` is clamped to `held_start..=out_len`, which `held[held_off..]` covers.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn cursor_query(&mut self, claim: bool, x: usize) -> usize {
+    #[inline(never)]
+    fn cursor_scan(&mut self, claim: bool, x: usize) -> usize {
         let mut cur = if claim { self.claim_cur } else { self.line_cur };
         if x > cur.at {
             cur = Cursor {
@@ -929,6 +977,7 @@ impl Builder {
     // ----------------------------------------------------------------- emission
 
     /// The frontier: output before it is final.
+    #[inline]
     fn frontier(&mut self) -> usize {
         let mut f = self.out_len;
         if let Some(b) = self.open.back() {
@@ -961,6 +1010,7 @@ impl Builder {
     }
 
     /// Emits everything that is final.
+    #[inline]
     pub(crate) fn flush(&mut self) {
         let f = self.frontier();
         self.emit_to(f, false);
@@ -973,15 +1023,22 @@ impl Builder {
         self.emit_to(self.out_len, true);
     }
 
+    #[inline]
+    fn emit_to(&mut self, f: usize, last: bool) {
+        // Most updates of a token stream have nothing new to emit.
+        if f > self.held_start || self.markers.front().is_some_and(|m| m.pos <= f) {
+            self.emit_range(f, last);
+        }
+    }
+
+    /// [`emit_to`](Builder::emit_to) with something to emit.
     // Bounds: indices into `active` are < active.len(); text positions are in [held_start, f] with
     // f <= out_len, which `held[held_off..]` covers, and they are span or marker boundaries, all
     // char boundaries of the output.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn emit_to(&mut self, f: usize, last: bool) {
+    #[inline(never)]
+    fn emit_range(&mut self, f: usize, last: bool) {
         let a = self.held_start;
-        if f <= a && self.markers.front().is_none_or(|m| m.pos > f) {
-            return;
-        }
         // Spans that cover part of [a, f): those already started, then pending ones
         // starting before f (pending is sorted by start).
         let mut active: Vec<PSpan> = std::mem::take(&mut self.started);

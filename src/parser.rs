@@ -75,6 +75,10 @@ pub struct StreamParser {
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
 const FEED_SLICE: usize = 64 << 10;
 
+/// Longest chunk [`StreamParser::feed_plain`] takes (longer ones are faster through the
+/// tokenizer's `memchr` search).
+const PLAIN_MAX: usize = 32;
+
 /// The events one call made final. Dropping it unconsumed discards them.
 #[derive(Debug)]
 pub struct Events<'a>(std::vec::Drain<'a, Event>);
@@ -151,6 +155,27 @@ impl StreamParser {
         }
     }
 
+    /// The fast path for short chunks of plain text between constructs (most tokens of an
+    /// LLM stream): the tokenizer would pass them to the builder unchanged, so they skip it.
+    /// Returns `false` (doing nothing) unless that holds; `s` is `chunk` as text if known.
+    #[inline(always)]
+    fn feed_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        if chunk.len() > PLAIN_MAX || !self.tokenizer.passes_plain_text() {
+            return false;
+        }
+        let Some(kept) = crate::text::plain_ascii(chunk) else {
+            return false;
+        };
+        if !self.builder.push_plain(chunk, kept) {
+            match s.map_or_else(|| std::str::from_utf8(chunk).ok(), Some) {
+                Some(s) if !s.is_empty() => self.builder.text(s),
+                _ => return false,
+            }
+        }
+        self.src += chunk.len();
+        true
+    }
+
     fn feed_str(&mut self, mut s: &str) {
         // A large chunk is fed in slices with an emission after each, so held output (and
         // the working set) stays small; the machine is the same and so is the result.
@@ -179,7 +204,9 @@ impl StreamParser {
         if self.utf8.has_partial() {
             return self.update_bytes(chunk.as_bytes());
         }
-        self.feed_str(chunk);
+        if !self.feed_plain(chunk.as_bytes(), Some(chunk)) {
+            self.feed_str(chunk);
+        }
         self.builder.flush();
         Ok(Events(self.builder.events.drain(..)))
     }
@@ -195,6 +222,11 @@ impl StreamParser {
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
         if !self.utf8.has_partial() {
+            if self.feed_plain(chunk, None) {
+                self.utf8.consumed += chunk.len() as u64;
+                self.builder.flush();
+                return Ok(Events(self.builder.events.drain(..)));
+            }
             // Fast path: a chunk of whole characters.
             if let Ok(s) = std::str::from_utf8(chunk) {
                 self.utf8.consumed += chunk.len() as u64;

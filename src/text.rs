@@ -55,7 +55,7 @@ pub(crate) fn last_kept_end(s: &str) -> Option<usize> {
 }
 
 #[inline]
-fn is_trim_ascii(c: u8) -> bool {
+const fn is_trim_ascii(c: u8) -> bool {
     matches!(
         c,
         b' ' | b'\t'
@@ -72,6 +72,41 @@ fn is_trim_ascii(c: u8) -> bool {
             | b'('
             | b')'
     )
+}
+
+/// [`plain_ascii`] byte classes: 0 = not plain, 1 = kept by trimming, 2 = trimmable.
+// Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
+#[allow(clippy::indexing_slicing)]
+static PLAIN_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0usize;
+    while c < 256 {
+        let b = c as u8;
+        // Printable ASCII and tab, except the bytes the text state acts on (`<`, `&`, and `` ` ``
+        // for code spans); no newline (line starts, fences, retro lines) and no other control.
+        if (b == b'\t' || (b >= 0x20 && b < 0x7f)) && !matches!(b, b'<' | b'&' | b'`') {
+            t[c] = if is_trim_ascii(b) { 2 } else { 1 };
+        }
+        c += 1;
+    }
+    t
+};
+
+/// For a chunk of *plain* text (see `PLAIN_CLASS`): `Some(end of the last byte trimming
+/// keeps, 0 if none)`; `None` if some byte is not plain.
+// Bounds: `PLAIN_CLASS` has 256 entries, indexed by a byte.
+#[allow(clippy::indexing_slicing)]
+#[inline]
+pub(crate) fn plain_ascii(b: &[u8]) -> Option<usize> {
+    let mut kept = 0;
+    for (i, &c) in b.iter().enumerate() {
+        match PLAIN_CLASS[usize::from(c)] {
+            0 => return None,
+            1 => kept = i + 1,
+            _ => {}
+        }
+    }
+    Some(kept)
 }
 
 /// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup

@@ -260,6 +260,18 @@ fn is_ws_byte(c: u8) -> bool {
 }
 
 impl Tokenizer {
+    /// Between constructs in the text state, mid-line, with nothing to replay: a chunk of
+    /// plain text (`text::plain_ascii`) would go to the builder unchanged, and leave the
+    /// state as it is (the fast path of `StreamParser::update`).
+    #[inline]
+    pub(crate) fn passes_plain_text(&self) -> bool {
+        matches!(self.state, State::Text)
+            && self.leading != Leading::Start
+            && self.line_prefix.is_none()
+            && self.replays.is_empty()
+            && self.aborted.is_none()
+    }
+
     pub(crate) fn new(rules: &Rules) -> Self {
         Tokenizer {
             state: State::Text,
