@@ -36,7 +36,8 @@ use crate::output::{
     Annotation, Annotations, Attrs, Close, Event, Marker, SegText, Segment, SharedBuf,
 };
 use crate::text::{
-    ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, rfind1,
+    ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
+    rfind1,
 };
 
 /// Span a `retro_*` tag would get if closed by recovery, computed when it opens.
@@ -236,9 +237,21 @@ impl Builder {
         if b.is_empty() {
             return false;
         }
+        self.append_plain(b, kept);
+        true
+    }
+
+    /// The append of [`push_plain`](Builder::push_plain), once its conditions hold.
+    #[inline]
+    pub(crate) fn append_plain(&mut self, b: &[u8], kept: usize) {
+        if b.is_empty() {
+            return;
+        }
+        let start = self.out_len;
         self.held.reserve(b.len());
         for &c in b {
-            self.held.push(char::from(c));
+            // Plain bytes are ASCII; the mask lets the compiler see a one-byte char.
+            self.held.push(char::from(c & 0x7f));
         }
         self.out_len += b.len();
         if !self.rules.trim {
@@ -246,7 +259,87 @@ impl Builder {
         } else if kept > 0 {
             self.kept_end = start + kept;
         }
+    }
+
+    /// [`append_plain`](Builder::append_plain) of `b` if it is plain text
+    /// (`text::plain_ascii`), classifying and appending in one pass; returns `false` (with
+    /// nothing appended) if it is not.
+    #[inline]
+    pub(crate) fn try_append_plain(&mut self, b: &[u8]) -> bool {
+        let len0 = self.held.len();
+        let mut kept = 0;
+        for (i, &c) in b.iter().enumerate() {
+            match plain_class(c) {
+                0 => {
+                    self.held.truncate(len0);
+                    return false;
+                }
+                1 => kept = i + 1,
+                _ => {}
+            }
+            self.held.push(char::from(c & 0x7f));
+        }
+        let start = self.out_len;
+        self.out_len += b.len();
+        if !self.rules.trim {
+            if !b.is_empty() {
+                self.kept_end = self.out_len;
+            }
+        } else if kept > 0 {
+            self.kept_end = start + kept;
+        }
         true
+    }
+
+    /// How many more bytes of plain text (`text::plain_ascii`) [`append_plain`] can take
+    /// with no other effect, so that a [`flush`](Builder::flush) after them would emit
+    /// nothing and change nothing. Valid right after a `flush`, until anything other than
+    /// `append_plain` changes the builder; 0 where that cannot be shown cheaply.
+    ///
+    /// The frontier is `max(held_start, min(terms))`, so a `flush` stays a no-op while some
+    /// term stays at or before `held_start` (markers at or before it were emitted with it).
+    /// Two terms do under plain text, the common cases of LLM prose:
+    /// - the open list's prefix minimum: an open tag's undecided position changes only with
+    ///   its first char, a newline, a token scan, or a tag (none of which plain text is, by
+    ///   the conditions of `push_plain`);
+    /// - the first kept char of the current line while a `retro_line` tag is recognized, once
+    ///   found: plain text has no newline, so the line cursor answers the same for as long as
+    ///   `clip(out_len)` stays at or before it.
+    ///
+    /// (Cursors that are not queried meanwhile answer the same later: they scan on from
+    /// where they stopped.)
+    ///
+    /// [`append_plain`]: Builder::append_plain
+    pub(crate) fn plain_budget(&self) -> usize {
+        let max_span = self.rules.max_span_bytes;
+        let mut budget = usize::MAX;
+        if let (Some(front), Some(back)) = (self.open.front(), self.open.back()) {
+            // The conditions of `push_plain`; it needs `b.len() < room`, and `room >= 1`
+            // (invariant: out_len < front.p + max_span).
+            if back.p == self.out_len
+                || back.id >= self.kept_from
+                || !self.tok_wait.is_empty()
+                || !self.tok_run.is_empty()
+            {
+                return 0;
+            }
+            budget = front.p.saturating_add(max_span) - self.out_len - 1;
+            if back.prefix_min <= self.held_start {
+                return budget;
+            }
+        }
+        let cur = self.line_cur;
+        if !self.rules.uses_retro_line
+            || !cur.found
+            || cur.at != self.held_start
+            || cur.at >= self.out_len
+            || self.line_start.max(self.clip(self.out_len)) > cur.at
+            || self.markers.front().is_some_and(|m| m.pos <= cur.at)
+        {
+            return 0;
+        }
+        // `clip(p) <= cur.at` (a char boundary at or after held_start) while p <= cur.at + max_span.
+        budget.min(cur.at.saturating_add(max_span).saturating_sub(self.out_len))
     }
 
     /// Appends output text.

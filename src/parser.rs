@@ -70,6 +70,9 @@ pub struct StreamParser {
     /// Source offset of the next decoded byte.
     src: usize,
     life: Life,
+    /// Plain text bytes that may go straight to the builder with no flush (see
+    /// `Builder::plain_budget`); 0 unless running with no partial character.
+    plain_budget: usize,
 }
 
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
@@ -81,22 +84,31 @@ const PLAIN_MAX: usize = 32;
 
 /// The events one call made final. Dropping it unconsumed discards them.
 #[derive(Debug)]
-pub struct Events<'a>(std::vec::Drain<'a, Event>);
+pub struct Events<'a>(Option<std::vec::Drain<'a, Event>>);
+
+impl<'a> Events<'a> {
+    /// Drains `events` (most updates of a token stream emit nothing: no drain to set up).
+    #[inline]
+    fn of(events: &'a mut Vec<Event>) -> Self {
+        Events((!events.is_empty()).then(|| events.drain(..)))
+    }
+}
 
 impl Iterator for Events<'_> {
     type Item = Event;
+    #[inline]
     fn next(&mut self) -> Option<Event> {
-        self.0.next()
+        self.0.as_mut()?.next()
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
+        self.0.as_ref().map_or((0, Some(0)), Iterator::size_hint)
     }
 }
 
 impl ExactSizeIterator for Events<'_> {}
 impl DoubleEndedIterator for Events<'_> {
     fn next_back(&mut self) -> Option<Event> {
-        self.0.next_back()
+        self.0.as_mut()?.next_back()
     }
 }
 impl std::iter::FusedIterator for Events<'_> {}
@@ -137,6 +149,7 @@ impl StreamParser {
             utf8: Utf8Decoder::default(),
             src: 0,
             life: Life::Running,
+            plain_budget: 0,
         }
     }
 
@@ -153,6 +166,31 @@ impl StreamParser {
             Life::Poisoned(offset) => Err(Error::Poisoned { offset }),
             Life::Finished => Err(Error::Finished),
         }
+    }
+
+    /// The fastest path: a chunk of plain text within the budget the last flush left
+    /// (`Builder::plain_budget`) is appended and nothing else happens, exactly as the full
+    /// path would do with it. Returns `false` (doing nothing) otherwise.
+    #[inline(always)]
+    fn take_plain(&mut self, chunk: &[u8]) -> bool {
+        if chunk.len() > self.plain_budget || !self.builder.try_append_plain(chunk) {
+            return false;
+        }
+        self.plain_budget -= chunk.len();
+        self.src += chunk.len();
+        self.utf8.consumed += chunk.len() as u64;
+        true
+    }
+
+    /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
+    fn flush(&mut self) -> Events<'_> {
+        self.builder.flush();
+        self.plain_budget = if self.tokenizer.passes_plain_text() && !self.utf8.has_partial() {
+            self.builder.plain_budget()
+        } else {
+            0
+        };
+        Events::of(&mut self.builder.events)
     }
 
     /// The fast path for short chunks of plain text between constructs (most tokens of an
@@ -200,15 +238,20 @@ impl StreamParser {
     /// an invalid UTF-8 error; [`Error::InvalidUtf8`] if an earlier byte chunk ended inside a
     /// character that this chunk does not complete.
     pub fn update(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+        if self.take_plain(chunk.as_bytes()) {
+            return Ok(Events::of(&mut self.builder.events));
+        }
         self.check_running()?;
         if self.utf8.has_partial() {
             return self.update_bytes(chunk.as_bytes());
         }
+        self.plain_budget = 0;
+        // Input offsets (of a later invalid byte) count text chunks too.
+        self.utf8.consumed += chunk.len() as u64;
         if !self.feed_plain(chunk.as_bytes(), Some(chunk)) {
             self.feed_str(chunk);
         }
-        self.builder.flush();
-        Ok(Events(self.builder.events.drain(..)))
+        Ok(self.flush())
     }
 
     /// Feeds a byte chunk, which may end (or start) inside a UTF-8 character.
@@ -220,19 +263,21 @@ impl StreamParser {
     /// [`Error::Poisoned`]. Also [`Error::Finished`] / [`Error::Poisoned`] as for
     /// [`update`](StreamParser::update).
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
+        if self.take_plain(chunk) {
+            return Ok(Events::of(&mut self.builder.events));
+        }
         self.check_running()?;
+        self.plain_budget = 0;
         if !self.utf8.has_partial() {
             if self.feed_plain(chunk, None) {
                 self.utf8.consumed += chunk.len() as u64;
-                self.builder.flush();
-                return Ok(Events(self.builder.events.drain(..)));
+                return Ok(self.flush());
             }
             // Fast path: a chunk of whole characters.
             if let Ok(s) = std::str::from_utf8(chunk) {
                 self.utf8.consumed += chunk.len() as u64;
                 self.feed_str(s);
-                self.builder.flush();
-                return Ok(Events(self.builder.events.drain(..)));
+                return Ok(self.flush());
             }
         }
         let mut utf8 = std::mem::take(&mut self.utf8);
@@ -244,8 +289,7 @@ impl StreamParser {
             }
             return Err(e);
         }
-        self.builder.flush();
-        Ok(Events(self.builder.events.drain(..)))
+        Ok(self.flush())
     }
 
     /// Ends the input: unfinished constructs become text, open tags close by recovery, and
@@ -256,6 +300,7 @@ impl StreamParser {
     /// ended inside a character (strict mode); the parser is then poisoned at that offset and
     /// a second `finish` ends the input before the partial character.
     pub fn finish(&mut self) -> Result<Events<'_>, Error> {
+        self.plain_budget = 0;
         match self.life {
             Life::Finished => return Err(Error::Finished),
             Life::Poisoned(_) => {}
@@ -274,7 +319,7 @@ impl StreamParser {
         self.tokenizer.finish(&self.rules, &mut self.builder);
         self.builder.finish();
         self.life = Life::Finished;
-        Ok(Events(self.builder.events.drain(..)))
+        Ok(Events::of(&mut self.builder.events))
     }
 
     /// Output bytes held back: produced but not yet emitted.

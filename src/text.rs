@@ -92,15 +92,21 @@ static PLAIN_CLASS: [u8; 256] = {
     t
 };
 
-/// For a chunk of *plain* text (see `PLAIN_CLASS`): `Some(end of the last byte trimming
-/// keeps, 0 if none)`; `None` if some byte is not plain.
+/// The class of `c` in `PLAIN_CLASS`.
 // Bounds: `PLAIN_CLASS` has 256 entries, indexed by a byte.
 #[allow(clippy::indexing_slicing)]
+#[inline]
+pub(crate) fn plain_class(c: u8) -> u8 {
+    PLAIN_CLASS[usize::from(c)]
+}
+
+/// For a chunk of *plain* text (see `PLAIN_CLASS`): `Some(end of the last byte trimming
+/// keeps, 0 if none)`; `None` if some byte is not plain.
 #[inline]
 pub(crate) fn plain_ascii(b: &[u8]) -> Option<usize> {
     let mut kept = 0;
     for (i, &c) in b.iter().enumerate() {
-        match PLAIN_CLASS[usize::from(c)] {
+        match plain_class(c) {
             0 => return None,
             1 => kept = i + 1,
             _ => {}

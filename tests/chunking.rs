@@ -290,6 +290,31 @@ fn invalid_utf8_same_offset_under_any_split() {
     }
 }
 
+/// The offset of an invalid byte counts the input of every earlier call, text chunks
+/// (`update`) and byte chunks alike.
+#[test]
+fn invalid_utf8_offset_counts_text_chunks() {
+    use kindaxml_stream::{Error, StreamParser};
+    let config = Config::default().with_tags(["cite"]).unwrap();
+    let mut p = StreamParser::new(&config);
+    p.update("ab <cite>x</cite> ").unwrap().for_each(drop);
+    p.update_bytes(b"cd \xe6\x97").unwrap().for_each(drop);
+    p.update("").unwrap().for_each(drop);
+    // 18 bytes of text, then "cd " and the two bytes of the unfinished character.
+    assert_eq!(
+        p.update_bytes(b" e").err(),
+        Some(Error::InvalidUtf8 { offset: 21 })
+    );
+    let mut q = StreamParser::new(&config);
+    for c in ["ab", " <ci", "te>x</cite> "] {
+        q.update(c).unwrap().for_each(drop);
+    }
+    assert_eq!(
+        q.update_bytes(b"\xff").err(),
+        Some(Error::InvalidUtf8 { offset: 18 })
+    );
+}
+
 /// `Annotation::span()` is exactly the output range of the text events that carry the
 /// annotation (contiguous), and `None` for markers and for annotations on no text.
 #[test]
