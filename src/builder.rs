@@ -570,51 +570,51 @@ impl Builder {
     #[inline]
     fn cursor_query(&mut self, claim: bool, x: usize) -> usize {
         let cur = if claim { self.claim_cur } else { self.line_cur };
+        let cur = self.cursor_advance(cur, x);
+        if claim {
+            self.claim_cur = cur;
+        } else {
+            self.line_cur = cur;
+        }
+        cur.at
+    }
+
+    /// `cur` answering a query for `x`: its `at` is the first kept char at or after `x` if
+    /// `found`, else `out_len` (none yet).
+    #[inline]
+    fn cursor_advance(&self, cur: Cursor, x: usize) -> Cursor {
         if cur.found && x <= cur.at && cur.at < self.out_len {
             // Already found and still ahead of `x`: the answer of every later query too.
-            return cur.at;
+            return cur;
         }
-        self.cursor_scan(claim, x)
+        self.cursor_scan(cur, x)
     }
 
     // Bounds: `from` is clamped to `held_start..=out_len`, which `held[held_off..]` covers.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     #[inline(never)]
-    fn cursor_scan(&mut self, claim: bool, x: usize) -> usize {
-        let mut cur = if claim { self.claim_cur } else { self.line_cur };
+    fn cursor_scan(&self, mut cur: Cursor, x: usize) -> Cursor {
         if x > cur.at {
             cur = Cursor {
                 at: x,
                 found: false,
             };
         }
-        let result = if cur.found && cur.at < self.out_len {
-            cur.at
-        } else {
-            let from = cur.at.max(self.held_start);
-            let held = &self.held[self.held_off + (from - self.held_start)..];
-            match self.first_kept_in(held) {
-                Some(k) => {
-                    cur = Cursor {
-                        at: from + k,
-                        found: true,
-                    };
-                }
-                None => {
-                    cur = Cursor {
-                        at: self.out_len,
-                        found: false,
-                    };
-                }
-            }
-            cur.at
-        };
-        if claim {
-            self.claim_cur = cur;
-        } else {
-            self.line_cur = cur;
+        if cur.found && cur.at < self.out_len {
+            return cur;
         }
-        result
+        let from = cur.at.max(self.held_start);
+        let held = &self.held[self.held_off + (from - self.held_start)..];
+        match self.first_kept_in(held) {
+            Some(k) => Cursor {
+                at: from + k,
+                found: true,
+            },
+            None => Cursor {
+                at: self.out_len,
+                found: false,
+            },
+        }
     }
 
     /// Where a `retro_claim` span of a tag at `p` starts, before trimming.
@@ -1072,6 +1072,15 @@ impl Builder {
     /// The frontier: output before it is final.
     #[inline]
     fn frontier(&mut self) -> usize {
+        let (f, line, claim) = self.frontier_of(self.line_cur, self.claim_cur);
+        self.line_cur = line;
+        self.claim_cur = claim;
+        f
+    }
+
+    /// The frontier computed with the given cursors, and the cursors after it.
+    #[inline]
+    fn frontier_of(&self, line: Cursor, claim: Cursor) -> (usize, Cursor, Cursor) {
         let mut f = self.out_len;
         if let Some(b) = self.open.back() {
             f = f.min(b.prefix_min);
@@ -1079,13 +1088,17 @@ impl Builder {
         if self.n_dyn > 0 {
             f = f.min(self.kept_end);
         }
+        let mut line = line;
         if self.rules.uses_retro_line {
             let s = self.line_start.max(self.clip(self.out_len));
-            f = f.min(self.cursor_query(false, s));
+            line = self.cursor_advance(line, s);
+            f = f.min(line.at);
         }
+        let mut claim = claim;
         if self.rules.uses_retro_claim {
             let s = self.claim_anchor(self.out_len);
-            let q = self.cursor_query(true, s);
+            claim = self.cursor_advance(claim, s);
+            let q = claim.at;
             let r = if q < self.out_len {
                 q
             } else {
@@ -1099,7 +1112,14 @@ impl Builder {
             };
             f = f.min(r);
         }
-        f.max(self.held_start)
+        (f.max(self.held_start), line, claim)
+    }
+
+    /// Whether a [`flush`](Builder::flush) now would emit nothing (it may still move a
+    /// cursor, to where a later query would find it anyway). Checks `plain_budget`.
+    pub(crate) fn flush_is_noop(&self) -> bool {
+        let (f, _, _) = self.frontier_of(self.line_cur, self.claim_cur);
+        f <= self.held_start && self.markers.front().is_none_or(|m| m.pos > f)
     }
 
     /// Emits everything that is final.

@@ -177,6 +177,7 @@ impl StreamParser {
             return false;
         }
         self.plain_budget -= chunk.len();
+        debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         self.src += chunk.len();
         self.utf8.consumed += chunk.len() as u64;
         true
