@@ -238,13 +238,20 @@ impl StreamParser {
     /// [`Error::Finished`] after [`finish`](StreamParser::finish); [`Error::Poisoned`] after
     /// an invalid UTF-8 error; [`Error::InvalidUtf8`] if an earlier byte chunk ended inside a
     /// character that this chunk does not complete.
+    #[inline]
     pub fn update(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
         if self.take_plain(chunk.as_bytes()) {
             return Ok(Events::of(&mut self.builder.events));
         }
+        self.update_str(chunk)
+    }
+
+    /// [`update`](StreamParser::update) past the plain-text budget.
+    #[inline(never)]
+    fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
         self.check_running()?;
         if self.utf8.has_partial() {
-            return self.update_bytes(chunk.as_bytes());
+            return self.update_slow(chunk.as_bytes());
         }
         self.plain_budget = 0;
         // Input offsets (of a later invalid byte) count text chunks too.
@@ -263,10 +270,17 @@ impl StreamParser {
     /// [`finish`](StreamParser::finish), which ends the input there. Further updates return
     /// [`Error::Poisoned`]. Also [`Error::Finished`] / [`Error::Poisoned`] as for
     /// [`update`](StreamParser::update).
+    #[inline]
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         if self.take_plain(chunk) {
             return Ok(Events::of(&mut self.builder.events));
         }
+        self.update_slow(chunk)
+    }
+
+    /// [`update_bytes`](StreamParser::update_bytes) past the plain-text budget.
+    #[inline(never)]
+    fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
         self.plain_budget = 0;
         if !self.utf8.has_partial() {
