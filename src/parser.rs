@@ -78,8 +78,8 @@ pub struct StreamParser {
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
 const FEED_SLICE: usize = 64 << 10;
 
-/// Longest chunk [`StreamParser::feed_plain`] takes (longer ones are faster through the
-/// tokenizer's `memchr` search).
+/// Longest chunk [`StreamParser::take_plain`] and [`StreamParser::feed_plain`] take (longer
+/// ones are faster through the tokenizer's `memchr` search and bulk copy).
 const PLAIN_MAX: usize = 32;
 
 /// The events one call made final. Dropping it unconsumed discards them.
@@ -173,7 +173,7 @@ impl StreamParser {
     /// path would do with it. Returns `false` (doing nothing) otherwise.
     #[inline(always)]
     fn take_plain(&mut self, chunk: &[u8]) -> bool {
-        if chunk.len() > self.plain_budget || !self.builder.try_append_plain(chunk) {
+        if chunk.len() > self.plain_budget.min(PLAIN_MAX) || !self.builder.try_append_plain(chunk) {
             return false;
         }
         self.plain_budget -= chunk.len();
