@@ -186,11 +186,12 @@ impl StreamParser {
     /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
     fn flush(&mut self) -> Events<'_> {
         self.builder.flush();
-        self.plain_budget = if self.tokenizer.passes_plain_text() && !self.utf8.has_partial() {
-            self.builder.plain_budget()
-        } else {
-            0
-        };
+        self.plain_budget =
+            if self.tokenizer.passes_plain_text(&self.rules) && !self.utf8.has_partial() {
+                self.builder.plain_budget()
+            } else {
+                0
+            };
         Events::of(&mut self.builder.events)
     }
 
@@ -199,7 +200,7 @@ impl StreamParser {
     /// Returns `false` (doing nothing) unless that holds; `s` is `chunk` as text if known.
     #[inline(always)]
     fn feed_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
-        if chunk.len() > PLAIN_MAX || !self.tokenizer.passes_plain_text() {
+        if chunk.len() > PLAIN_MAX || !self.tokenizer.passes_plain_text(&self.rules) {
             return false;
         }
         let Some(kept) = crate::text::plain_ascii(chunk) else {
