@@ -1,6 +1,9 @@
 //! Profiling helper: parses a generated corpus N times (`cargo run --release --example
 //! profile_parse -- SHAPE SIZE ITERS [CHUNK]`).
 //!
+//! With a chunk size, `STR=1` feeds `&str` chunks (`update`) cut at char boundaries instead
+//! of byte chunks (`update_bytes`).
+//!
 //! `ENGINE` picks what runs on the input, for instruction counts under callgrind
 //! (`scripts/bench_extra.sh`): `ours` (default), `ours_wf` (ours on the well-formed variant of
 //! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
@@ -46,6 +49,23 @@ fn main() {
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
             _ if chunk == 0 => parse(&input, &config).segments().len(),
+            _ if std::env::var("STR").is_ok() => {
+                // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM
+                // client hands out tokens).
+                let mut p = StreamParser::new(&config);
+                let mut k = 0;
+                let mut rest = input.as_str();
+                while !rest.is_empty() {
+                    let mut cut = chunk.min(rest.len());
+                    while !rest.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    let (c, tail) = rest.split_at(cut);
+                    k += p.update(c).unwrap().count();
+                    rest = tail;
+                }
+                k + p.finish().unwrap().count()
+            }
             _ => {
                 let mut p = StreamParser::new(&config);
                 let mut k = 0;

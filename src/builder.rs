@@ -166,6 +166,8 @@ pub(crate) struct Builder {
     /// Scratch list of emit_to, kept for its capacity.
     cur_buf: Vec<usize>,
     pub(crate) events: Vec<Event>,
+    /// Changed since the last flush (a flush of an unchanged builder emits nothing).
+    dirty: bool,
 }
 
 impl Builder {
@@ -195,6 +197,7 @@ impl Builder {
             markers: VecDeque::new(),
             cur_buf: Vec::new(),
             events: Vec::new(),
+            dirty: false,
         }
     }
 
@@ -247,6 +250,7 @@ impl Builder {
         if b.is_empty() {
             return;
         }
+        self.dirty = true;
         let start = self.out_len;
         self.held.reserve(b.len());
         for &c in b {
@@ -270,12 +274,12 @@ impl Builder {
         let mut kept = 0;
         for (i, &c) in b.iter().enumerate() {
             match plain_class(c) {
-                0 => {
+                1 => kept = i + 1,
+                2 => {}
+                _ => {
                     self.held.truncate(len0);
                     return false;
                 }
-                1 => kept = i + 1,
-                _ => {}
             }
             self.held.push(char::from(c & 0x7f));
         }
@@ -287,6 +291,35 @@ impl Builder {
             }
         } else if kept > 0 {
             self.kept_end = start + kept;
+        }
+        self.dirty |= !b.is_empty();
+        true
+    }
+
+    /// [`push_plain`](Builder::push_plain) for plain text with non-ASCII characters
+    /// (`text::plain_str`), under the same conditions; returns `false` (doing nothing) if
+    /// they do not hold.
+    pub(crate) fn append_plain_str(&mut self, s: &str) -> bool {
+        let start = self.out_len;
+        if let (Some(front), Some(back)) = (self.open.front(), self.open.back()) {
+            let room = front.p.saturating_add(self.rules.max_span_bytes) - start;
+            if s.len() >= room
+                || back.p == start
+                || back.id >= self.kept_from
+                || !self.tok_wait.is_empty()
+                || !self.tok_run.is_empty()
+            {
+                return false;
+            }
+        }
+        if s.is_empty() {
+            return false;
+        }
+        self.dirty = true;
+        self.held.push_str(s);
+        self.out_len += s.len();
+        if let Some(e) = self.last_kept_end_in(s) {
+            self.kept_end = start + e;
         }
         true
     }
@@ -302,9 +335,10 @@ impl Builder {
     /// - the open list's prefix minimum: an open tag's undecided position changes only with
     ///   its first char, a newline, a token scan, or a tag (none of which plain text is, by
     ///   the conditions of `push_plain`);
-    /// - the first kept char of the current line while a `retro_line` tag is recognized, once
-    ///   found: plain text has no newline, so the line cursor answers the same for as long as
-    ///   `clip(out_len)` stays at or before it.
+    /// - the first kept char of the current line while a `retro_line` tag is recognized (or,
+    ///   for `retro_claim`, the first kept char after the last claim on the line), once found:
+    ///   plain text has no newline and no markup, so the cursor answers the same for as long
+    ///   as `clip(out_len)` stays at or before it.
     ///
     /// (Cursors that are not queried meanwhile answer the same later: they scan on from
     /// where they stopped.)
@@ -328,24 +362,41 @@ impl Builder {
                 return budget;
             }
         }
-        let cur = self.line_cur;
-        if !self.rules.uses_retro_line
-            || !cur.found
-            || cur.at != self.held_start
-            || cur.at >= self.out_len
-            || self.line_start.max(self.clip(self.out_len)) > cur.at
-            || self.markers.front().is_some_and(|m| m.pos <= cur.at)
+        if self
+            .markers
+            .front()
+            .is_some_and(|m| m.pos <= self.held_start)
         {
             return 0;
         }
-        // `clip(p) <= cur.at` (a char boundary at or after held_start) while p <= cur.at + max_span.
-        budget.min(cur.at.saturating_add(max_span).saturating_sub(self.out_len))
+        // A found cursor at `held_start`, queried from at or before it: it answers the same
+        // while `clip(p) <= cur.at`, i.e. `p <= cur.at + max_span` (`cur.at` is a char
+        // boundary at or after `held_start`), and the other parts of its query point do not
+        // move with plain text.
+        let pin = |cur: Cursor, x: usize| {
+            (cur.found && cur.at == self.held_start && cur.at < self.out_len && x <= cur.at)
+                .then(|| cur.at.saturating_add(max_span).saturating_sub(self.out_len))
+        };
+        if self.rules.uses_retro_line {
+            let x = self.line_start.max(self.clip(self.out_len));
+            if let Some(b) = pin(self.line_cur, x) {
+                return budget.min(b);
+            }
+        }
+        if self.rules.uses_retro_claim {
+            // The claim term is the cursor's answer while that is before `out_len`.
+            if let Some(b) = pin(self.claim_cur, self.claim_anchor(self.out_len)) {
+                return budget.min(b);
+            }
+        }
+        0
     }
 
     /// Appends output text.
     // Bounds: `cut` is a char boundary of `s` (floor_boundary) and <= s.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn text(&mut self, mut s: &str) {
+        self.dirty = true;
         while !s.is_empty() {
             if let Some(front) = self.open.front() {
                 // Invariant: out_len < front.p + max_span for every open tag.
@@ -633,6 +684,7 @@ impl Builder {
     // Bounds: `tag` is a tag id from `Rules::lookup`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
+        self.dirty = true;
         self.autoclose(tag, src);
         if self.open.len() >= self.rules.max_depth {
             return false;
@@ -647,6 +699,7 @@ impl Builder {
     // Bounds: `tag` is a tag id from `Rules::lookup`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
+        self.dirty = true;
         self.autoclose(tag, src);
         let strategy = match self.rules.tags[tag].self_closing {
             SelfClosing::Marker => None,
@@ -673,6 +726,7 @@ impl Builder {
     // Bounds: `tag` is a tag id from `Rules::lookup`, < open_count.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn end_tag(&mut self, tag: usize, src: usize) -> bool {
+        self.dirty = true;
         if self.open_count[tag] == 0 {
             return false;
         }
@@ -1125,6 +1179,13 @@ impl Builder {
     /// Emits everything that is final.
     #[inline]
     pub(crate) fn flush(&mut self) {
+        if !self.dirty {
+            // The last flush emitted up to the frontier, which has not moved since: nothing
+            // changed (an update inside a tag candidate or a partial character).
+            debug_assert!(self.flush_is_noop(), "flush of an unchanged builder");
+            return;
+        }
+        self.dirty = false;
         let f = self.frontier();
         self.emit_to(f, false);
     }

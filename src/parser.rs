@@ -171,9 +171,12 @@ impl StreamParser {
     /// The fastest path: a chunk of plain text within the budget the last flush left
     /// (`Builder::plain_budget`) is appended and nothing else happens, exactly as the full
     /// path would do with it. Returns `false` (doing nothing) otherwise.
+    /// `s` is `chunk` as text if known.
     #[inline(always)]
-    fn take_plain(&mut self, chunk: &[u8]) -> bool {
-        if chunk.len() > self.plain_budget.min(PLAIN_MAX) || !self.builder.try_append_plain(chunk) {
+    fn take_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        if chunk.len() > self.plain_budget.min(PLAIN_MAX)
+            || !(self.builder.try_append_plain(chunk) || self.take_plain_unicode(chunk, s))
+        {
             return false;
         }
         self.plain_budget -= chunk.len();
@@ -181,6 +184,20 @@ impl StreamParser {
         self.src += chunk.len();
         self.utf8.consumed += chunk.len() as u64;
         true
+    }
+
+    /// [`take_plain`](StreamParser::take_plain) for plain text with non-ASCII characters:
+    /// whole characters (the budget implies no partial one is pending), no ASCII byte that
+    /// the text state acts on.
+    #[inline(never)]
+    fn take_plain_unicode(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        if !crate::text::plain_str(chunk) {
+            return false;
+        }
+        match s.map_or_else(|| std::str::from_utf8(chunk).ok(), Some) {
+            Some(s) => self.builder.append_plain_str(s),
+            None => false,
+        }
     }
 
     /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
@@ -197,20 +214,32 @@ impl StreamParser {
 
     /// The fast path for short chunks of plain text between constructs (most tokens of an
     /// LLM stream): the tokenizer would pass them to the builder unchanged, so they skip it.
-    /// Returns `false` (doing nothing) unless that holds; `s` is `chunk` as text if known.
+    /// Returns `false` (doing nothing) unless that holds; `s` is `chunk` as text if known
+    /// (needed for text with non-ASCII characters).
     #[inline(always)]
     fn feed_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
         if chunk.len() > PLAIN_MAX || !self.tokenizer.passes_plain_text(&self.rules) {
             return false;
         }
-        let Some(kept) = crate::text::plain_ascii(chunk) else {
-            return false;
+        let pushed = match crate::text::plain_ascii(chunk) {
+            Some(kept) => self.builder.push_plain(chunk, kept),
+            None if crate::text::plain_str(chunk) => false,
+            None => return false,
         };
-        if !self.builder.push_plain(chunk, kept) {
-            match s.map_or_else(|| std::str::from_utf8(chunk).ok(), Some) {
-                Some(s) if !s.is_empty() => self.builder.text(s),
-                _ => return false,
+        if !pushed {
+            let s = match s {
+                Some(s) => s,
+                // Plain ASCII is valid UTF-8 (other text comes with `s`).
+                None if chunk.is_ascii() => match std::str::from_utf8(chunk) {
+                    Ok(s) => s,
+                    Err(_) => return false,
+                },
+                None => return false,
+            };
+            if s.is_empty() {
+                return false;
             }
+            self.builder.text(s);
         }
         self.src += chunk.len();
         true
@@ -241,7 +270,7 @@ impl StreamParser {
     /// character that this chunk does not complete.
     #[inline]
     pub fn update(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
-        if self.take_plain(chunk.as_bytes()) {
+        if self.take_plain(chunk.as_bytes(), Some(chunk)) {
             return Ok(Events::of(&mut self.builder.events));
         }
         self.update_str(chunk)
@@ -273,7 +302,7 @@ impl StreamParser {
     /// [`update`](StreamParser::update).
     #[inline]
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
-        if self.take_plain(chunk) {
+        if self.take_plain(chunk, None) {
             return Ok(Events::of(&mut self.builder.events));
         }
         self.update_slow(chunk)
@@ -292,12 +321,18 @@ impl StreamParser {
             // Fast path: a chunk of whole characters.
             if let Ok(s) = std::str::from_utf8(chunk) {
                 self.utf8.consumed += chunk.len() as u64;
-                self.feed_str(s);
+                if !self.feed_plain(chunk, Some(s)) {
+                    self.feed_str(s);
+                }
                 return Ok(self.flush());
             }
         }
         let mut utf8 = std::mem::take(&mut self.utf8);
-        let result = utf8.feed(chunk, &mut |s| self.feed_str(s));
+        let result = utf8.feed(chunk, &mut |s| {
+            if !self.feed_plain(s.as_bytes(), Some(s)) {
+                self.feed_str(s);
+            }
+        });
         self.utf8 = utf8;
         if let Err(e) = result {
             if let Error::InvalidUtf8 { offset } = e {
@@ -422,6 +457,120 @@ mod tests {
                 Event::Marker(_) => None,
             })
             .collect()
+    }
+
+    /// Feeds `tokens` (as `&str` or as bytes), recording per call whether the budgeted
+    /// plain path took it (`Some(events)`) or not (`None`), and the merged document.
+    fn stream_tokens(
+        config: &Config,
+        tokens: &[&str],
+        bytes: bool,
+    ) -> (Vec<Option<usize>>, Document) {
+        let mut p = StreamParser::new(config);
+        let mut doc = Document::new();
+        let mut took = Vec::new();
+        for t in tokens {
+            let budget = p.plain_budget;
+            let held = p.held_output_bytes();
+            let ev: Vec<Event> = if bytes {
+                p.update_bytes(t.as_bytes()).unwrap().collect()
+            } else {
+                p.update(t).unwrap().collect()
+            };
+            let fast = p.plain_budget == budget.wrapping_sub(t.len()) && t.len() <= budget;
+            if fast {
+                // Nothing emitted, the text held.
+                assert!(ev.is_empty());
+                assert_eq!(p.held_output_bytes(), held + t.len());
+            }
+            took.push(fast.then_some(ev.len()));
+            doc.extend(ev);
+        }
+        doc.extend(p.finish().unwrap());
+        (took, doc)
+    }
+
+    #[test]
+    fn plain_tokens_take_the_budgeted_path_with_the_same_result() {
+        // A postfix cite recovers `retro_line`: the current line is held, so plain tokens
+        // after its first kept char are within the budget; `<`, `&`, newlines are not.
+        let config = Config::default().with_tags(["cite", "note"]).unwrap();
+        let tokens = [
+            "We",
+            " shipped",
+            " it",
+            " last",
+            " week",
+            " <cite",
+            " id=1>",
+            ".",
+            "\n",
+            "Привет",
+            ", мир",
+            " — 世界",
+            " ok",
+            " <note>",
+            "inside",
+            " a",
+            " note",
+            "</note>",
+            " R&D",
+            " more",
+            " text",
+            " <cite id=2>",
+            ".",
+            "\n",
+            "  ",
+            "tail",
+        ];
+        let input: String = tokens.concat();
+        for bytes in [false, true] {
+            let (took, doc) = stream_tokens(&config, &tokens, bytes);
+            assert_eq!(doc, parse(&input, &config), "bytes: {bytes}");
+            let taken: Vec<&str> = tokens
+                .iter()
+                .zip(&took)
+                .filter(|(_, t)| t.is_some())
+                .map(|(s, _)| *s)
+                .collect();
+            // ASCII words mid-line, the non-ASCII ones (whole characters), and the text
+            // inside the open note; never markup, entities or newlines.
+            for w in [
+                " shipped",
+                " it",
+                " last",
+                " week",
+                ", мир",
+                " — 世界",
+                " ok",
+                " a",
+            ] {
+                assert!(
+                    taken.contains(&w),
+                    "{w:?} not taken (bytes: {bytes}): {taken:?}"
+                );
+            }
+            for w in [
+                " <cite",
+                " id=1>",
+                "\n",
+                " <note>",
+                "</note>",
+                " R&D",
+                " <cite id=2>",
+            ] {
+                assert!(!taken.contains(&w), "{w:?} taken");
+            }
+        }
+        // Without a retro tag every byte is final at once: no budget, text is emitted.
+        let forward = Config::default()
+            .with_tags(["note"])
+            .unwrap()
+            .with_recovery("note", crate::Strategy::ForwardUntilTag)
+            .unwrap();
+        let (took, doc) = stream_tokens(&forward, &tokens, false);
+        assert_eq!(doc, parse(&input, &forward));
+        assert!(took.iter().all(Option::is_none));
     }
 
     #[test]

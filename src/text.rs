@@ -74,7 +74,8 @@ const fn is_trim_ascii(c: u8) -> bool {
     )
 }
 
-/// [`plain_ascii`] byte classes: 0 = not plain, 1 = kept by trimming, 2 = trimmable.
+/// [`plain_ascii`] byte classes: 0 = not plain, 1 = kept by trimming, 2 = trimmable,
+/// 3 = a byte of a non-ASCII character (plain for [`plain_str`], not for [`plain_ascii`]).
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
 static PLAIN_CLASS: [u8; 256] = {
@@ -86,11 +87,20 @@ static PLAIN_CLASS: [u8; 256] = {
         // for code spans); no newline (line starts, fences, retro lines) and no other control.
         if (b == b'\t' || (b >= 0x20 && b < 0x7f)) && !matches!(b, b'<' | b'&' | b'`') {
             t[c] = if is_trim_ascii(b) { 2 } else { 1 };
+        } else if b >= 0x80 {
+            t[c] = 3;
         }
         c += 1;
     }
     t
 };
+
+/// Whether `b` is plain text that may have non-ASCII characters: every ASCII byte is
+/// plain (see `PLAIN_CLASS`). Says nothing about UTF-8 validity.
+#[inline]
+pub(crate) fn plain_str(b: &[u8]) -> bool {
+    b.iter().all(|&c| plain_class(c) != 0)
+}
 
 /// The class of `c` in `PLAIN_CLASS`.
 // Bounds: `PLAIN_CLASS` has 256 entries, indexed by a byte.
@@ -107,9 +117,9 @@ pub(crate) fn plain_ascii(b: &[u8]) -> Option<usize> {
     let mut kept = 0;
     for (i, &c) in b.iter().enumerate() {
         match plain_class(c) {
-            0 => return None,
             1 => kept = i + 1,
-            _ => {}
+            2 => {}
+            _ => return None,
         }
     }
     Some(kept)
