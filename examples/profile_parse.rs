@@ -1,13 +1,12 @@
 //! Profiling helper: parses a generated corpus N times (`cargo run --release --example
 //! profile_parse -- SHAPE SIZE ITERS [CHUNK]`).
 //!
-//! With a chunk size, `STR=1` feeds `&str` chunks (`update`) cut at char boundaries instead
-//! of byte chunks (`update_bytes`).
-//!
 //! `ENGINE` picks what runs on the input, for instruction counts under callgrind
 //! (`scripts/bench_extra.sh`): `ours` (default), `ours_wf` (ours on the well-formed variant of
 //! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
-//! `kindaxml` (kindaxml 0.1.0's `parse`) and `memchr` (a scan for `<`). `ITERS=0` only
+//! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`) and, with a chunk size,
+//! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
+//! hands out tokens, instead of byte chunks fed with `update_bytes`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `PRESET=scaling` selects
 //! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
 use kindaxml_stream::{parse, Config, Strategy, StreamParser};
@@ -49,7 +48,7 @@ fn main() {
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
             _ if chunk == 0 => parse(&input, &config).segments().len(),
-            _ if std::env::var("STR").is_ok() => {
+            "ours_str" if chunk > 0 => {
                 // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM
                 // client hands out tokens).
                 let mut p = StreamParser::new(&config);

@@ -60,7 +60,8 @@ instr() { # ENGINE SHAPE ITERS CHUNK -> instruction count
 for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose kindaxml 0" "prose ours_wf 0" \
            "prose quickxml 0" "dense ours 0" "dense ours 4" "dense ours 1" "plain ours 0" \
            "plain ours 4" "plain ours 1" "plain memchr 0" "one_line ours 0" "one_line ours 4" \
-           "one_line ours 1"; do
+           "one_line ours 1" "unicode ours 0" "unicode ours 4" "unicode ours 1" \
+           "unicode ours_str 4" "unicode ours_str 1"; do
   set -- $run
   base=$(instr "$2" "$1" 0 0)
   total=$(instr "$2" "$1" 1 "$3")

@@ -1,7 +1,7 @@
 //! Arbitrary bytes, an arbitrary configuration and split points taken from the input: the
 //! parser never panics, and the merged events of the chunked run equal `parse()` of the whole
 //! input — for invalid UTF-8, the same typed error at the same offset, with the valid text
-//! before it kept.
+//! before it kept. Valid input also runs as `&str` chunks (the cuts moved to char boundaries).
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -162,4 +162,22 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(got_err, want_err);
     assert_eq!(doc, want);
+
+    // The same cuts moved to char boundaries, fed as `&str` (`update`).
+    if want_err.is_none() {
+        let mut p = StreamParser::new(&config);
+        let mut doc = Document::new();
+        let mut last = 0;
+        for &c in cuts.iter().chain(std::iter::once(&valid.len())) {
+            let mut c = c.max(last);
+            while !valid.is_char_boundary(c) {
+                c -= 1;
+            }
+            let c = c.max(last);
+            doc.extend(p.update(&valid[last..c]).expect("update"));
+            last = c;
+        }
+        doc.extend(p.finish().expect("finish"));
+        assert_eq!(doc, want);
+    }
 });
