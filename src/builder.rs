@@ -225,23 +225,31 @@ impl Builder {
     /// nothing) otherwise.
     #[inline]
     pub(crate) fn push_plain(&mut self, b: &[u8], kept: usize) -> bool {
-        let start = self.out_len;
-        if let (Some(front), Some(back)) = (self.open.front(), self.open.back()) {
-            let room = front.p.saturating_add(self.rules.max_span_bytes) - start;
-            if b.len() >= room
-                || back.p == start
-                || back.id >= self.kept_from
-                || !self.tok_wait.is_empty()
-                || !self.tok_run.is_empty()
-            {
-                return false;
-            }
-        }
-        if b.is_empty() {
+        if b.is_empty() || self.plain_room().is_none_or(|room| b.len() > room) {
             return false;
         }
         self.append_plain(b, kept);
         true
+    }
+
+    /// How many bytes of plain text [`text`](Builder::text) would only append (moving
+    /// `kept_end`): plain text has no newline; no open tag may wait on its first char, first
+    /// kept char or first token; and the text must stay short of the `max_span_bytes` limit
+    /// of the oldest open tag. `None` if an open tag waits.
+    #[inline]
+    fn plain_room(&self) -> Option<usize> {
+        let (Some(front), Some(back)) = (self.open.front(), self.open.back()) else {
+            return Some(usize::MAX);
+        };
+        if back.p == self.out_len
+            || back.id >= self.kept_from
+            || !self.tok_wait.is_empty()
+            || !self.tok_run.is_empty()
+        {
+            return None;
+        }
+        // Invariant: out_len < front.p + max_span, and `text` cuts at that limit.
+        Some(front.p.saturating_add(self.rules.max_span_bytes) - self.out_len - 1)
     }
 
     /// The append of [`push_plain`](Builder::push_plain), once its conditions hold.
@@ -300,21 +308,10 @@ impl Builder {
     /// (`text::plain_str`), under the same conditions; returns `false` (doing nothing) if
     /// they do not hold.
     pub(crate) fn append_plain_str(&mut self, s: &str) -> bool {
-        let start = self.out_len;
-        if let (Some(front), Some(back)) = (self.open.front(), self.open.back()) {
-            let room = front.p.saturating_add(self.rules.max_span_bytes) - start;
-            if s.len() >= room
-                || back.p == start
-                || back.id >= self.kept_from
-                || !self.tok_wait.is_empty()
-                || !self.tok_run.is_empty()
-            {
-                return false;
-            }
-        }
-        if s.is_empty() {
+        if s.is_empty() || self.plain_room().is_none_or(|room| s.len() > room) {
             return false;
         }
+        let start = self.out_len;
         self.dirty = true;
         self.held.push_str(s);
         self.out_len += s.len();
@@ -346,21 +343,15 @@ impl Builder {
     /// [`append_plain`]: Builder::append_plain
     pub(crate) fn plain_budget(&self) -> usize {
         let max_span = self.rules.max_span_bytes;
-        let mut budget = usize::MAX;
-        if let (Some(front), Some(back)) = (self.open.front(), self.open.back()) {
-            // The conditions of `push_plain`; it needs `b.len() < room`, and `room >= 1`
-            // (invariant: out_len < front.p + max_span).
-            if back.p == self.out_len
-                || back.id >= self.kept_from
-                || !self.tok_wait.is_empty()
-                || !self.tok_run.is_empty()
-            {
-                return 0;
-            }
-            budget = front.p.saturating_add(max_span) - self.out_len - 1;
-            if back.prefix_min <= self.held_start {
-                return budget;
-            }
+        let Some(budget) = self.plain_room() else {
+            return 0;
+        };
+        if self
+            .open
+            .back()
+            .is_some_and(|back| back.prefix_min <= self.held_start)
+        {
+            return budget;
         }
         if self
             .markers

@@ -174,7 +174,9 @@ impl StreamParser {
     /// `s` is `chunk` as text if known.
     #[inline(always)]
     fn take_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
-        if chunk.len() > self.plain_budget.min(PLAIN_MAX)
+        // (An empty chunk goes the full way: it still reports a finished or poisoned parser.)
+        if chunk.is_empty()
+            || chunk.len() > self.plain_budget.min(PLAIN_MAX)
             || !(self.builder.try_append_plain(chunk) || self.take_plain_unicode(chunk, s))
         {
             return false;

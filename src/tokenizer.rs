@@ -261,16 +261,21 @@ fn is_ws_byte(c: u8) -> bool {
 
 impl Tokenizer {
     /// Between constructs in the text state with nothing to replay, and mid-line if fences
-    /// are recognized (otherwise the line prefix is not tracked in text): a chunk of plain
-    /// text (`text::plain_ascii`) would go to the builder unchanged, and leave the state as
-    /// it is (the fast path of `StreamParser::update`).
+    /// are recognized (otherwise the line prefix is not tracked in text), or after a
+    /// leading block (all text): a chunk of plain text (`text::plain_ascii`) would go to the
+    /// builder unchanged, and leave the state as it is (the fast path of
+    /// `StreamParser::update`).
     #[inline]
     pub(crate) fn passes_plain_text(&self, rules: &Rules) -> bool {
-        matches!(self.state, State::Text)
-            && self.leading != Leading::Start
-            && (self.line_prefix.is_none() || !rules.markdown_code)
-            && self.replays.is_empty()
-            && self.aborted.is_none()
+        let state = match self.state {
+            State::Text => {
+                self.leading != Leading::Start
+                    && (self.line_prefix.is_none() || !rules.markdown_code)
+            }
+            State::Literal => true,
+            _ => false,
+        };
+        state && self.replays.is_empty() && self.aborted.is_none()
     }
 
     pub(crate) fn new(rules: &Rules) -> Self {

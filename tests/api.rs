@@ -199,7 +199,27 @@ fn errors_after_finish_and_on_bad_input() {
     let _ = p.finish().unwrap().count();
     assert_eq!(p.update("y").err(), Some(Error::Finished));
     assert_eq!(p.update_bytes(b"y").err(), Some(Error::Finished));
+    // Empty chunks too, also right after plain text that took the short path.
+    assert_eq!(p.update("").err(), Some(Error::Finished));
+    assert_eq!(p.update_bytes(b"").err(), Some(Error::Finished));
     assert_eq!(p.finish().err(), Some(Error::Finished));
+    let mut q = StreamParser::new(&Config::default().with_tags(["cite"]).unwrap());
+    for t in ["Held", " line", " of", " text"] {
+        assert_eq!(q.update(t).unwrap().count(), 0);
+    }
+    assert!(matches!(
+        q.update_bytes(b" \xff"),
+        Err(Error::InvalidUtf8 { offset: 18 })
+    ));
+    assert_eq!(q.update("").err(), Some(Error::Poisoned { offset: 18 }));
+    assert_eq!(
+        q.update_bytes(b"").err(),
+        Some(Error::Poisoned { offset: 18 })
+    );
+    assert_eq!(
+        q.update(" more").err(),
+        Some(Error::Poisoned { offset: 18 })
+    );
     assert_eq!(Error::Finished.to_string(), "parser already finished");
 
     let mut p = StreamParser::new(&Config::default());
