@@ -132,7 +132,8 @@ if os.path.exists(extra):
             if r["engine"] == "ours" and r["chunk"]:
                 name = f"{r['chunk']}-byte chunks"
             if r["engine"] == "ours_str":
-                name = f"`&str` chunks of ≤ {r['chunk']} bytes (whole chars)"
+                name = ("`&str` chunks of one char" if r["chunk"] == 1
+                        else f"`&str` chunks of ≤ {r['chunk']} bytes (whole chars)")
                 base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours" and x["chunk"] == 0), None)
             ratio = f"{base['instr'] / r['instr']:.2f}×" if base and r["instr"] else ""
             out.append(f"| {r['shape']} | {name} | {r['instr'] / r['bytes']:.1f} | {ratio} |")
