@@ -8,7 +8,8 @@ pub enum Error {
     /// A byte chunk held a byte sequence that is not UTF-8.
     #[error("invalid UTF-8 at input byte offset {offset}")]
     InvalidUtf8 {
-        /// Offset (from the start of the stream) of the first byte of the bad sequence.
+        /// Offset (from the start of the stream, counting the input of every earlier
+        /// `update` and `update_bytes` call) of the first byte of the bad sequence.
         offset: u64,
     },
     /// The input ended in the middle of a UTF-8 sequence.
