@@ -258,19 +258,39 @@ impl Builder {
         if b.is_empty() {
             return;
         }
-        self.dirty = true;
-        let start = self.out_len;
         self.held.reserve(b.len());
         for &c in b {
             // Plain bytes are ASCII; the mask lets the compiler see a one-byte char.
             self.held.push(char::from(c & 0x7f));
         }
-        self.out_len += b.len();
-        if !self.rules.trim {
-            self.kept_end = self.out_len;
-        } else if kept > 0 {
-            self.kept_end = start + kept;
+        self.appended_ascii(b.len(), kept);
+    }
+
+    /// The bookkeeping after `n` plain ASCII bytes were pushed onto `held`, `kept` being the
+    /// end of the last one trimming keeps (0 if none): what `push_piece` does for them.
+    #[inline]
+    fn appended_ascii(&mut self, n: usize, kept: usize) {
+        let kept = if self.rules.trim {
+            (kept > 0).then_some(kept)
+        } else {
+            Some(n)
+        };
+        self.appended(n, kept);
+    }
+
+    /// The bookkeeping after `n` plain bytes were pushed onto `held`, `kept` being the end
+    /// of the last char trimming keeps among them.
+    #[inline]
+    fn appended(&mut self, n: usize, kept: Option<usize>) {
+        if n == 0 {
+            return;
         }
+        let start = self.out_len;
+        self.out_len += n;
+        if let Some(k) = kept {
+            self.kept_end = start + k;
+        }
+        self.dirty = true;
     }
 
     /// [`append_plain`](Builder::append_plain) of `b` if it is plain text
@@ -291,16 +311,7 @@ impl Builder {
             }
             self.held.push(char::from(c & 0x7f));
         }
-        let start = self.out_len;
-        self.out_len += b.len();
-        if !self.rules.trim {
-            if !b.is_empty() {
-                self.kept_end = self.out_len;
-            }
-        } else if kept > 0 {
-            self.kept_end = start + kept;
-        }
-        self.dirty |= !b.is_empty();
+        self.appended_ascii(b.len(), kept);
         true
     }
 
@@ -311,13 +322,9 @@ impl Builder {
         if s.is_empty() || self.plain_room().is_none_or(|room| s.len() > room) {
             return false;
         }
-        let start = self.out_len;
-        self.dirty = true;
+        let kept = self.last_kept_end_in(s);
         self.held.push_str(s);
-        self.out_len += s.len();
-        if let Some(e) = self.last_kept_end_in(s) {
-            self.kept_end = start + e;
-        }
+        self.appended(s.len(), kept);
         true
     }
 
