@@ -319,13 +319,38 @@ impl Builder {
     /// (`text::plain_str`), under the same conditions; returns `false` (doing nothing) if
     /// they do not hold.
     pub(crate) fn append_plain_str(&mut self, s: &str) -> bool {
-        if s.is_empty() || self.plain_room().is_none_or(|room| s.len() > room) {
+        if s.is_empty() || s.len() > self.plain_room_or_zero() {
             return false;
         }
         let kept = self.last_kept_end_in(s);
         self.held.push_str(s);
         self.appended(s.len(), kept);
         true
+    }
+
+    /// [`append_plain_str`](Builder::append_plain_str) of `head` then `body`.
+    pub(crate) fn append_plain_split(&mut self, head: Option<char>, body: &str) -> bool {
+        let h = head.map_or(0, char::len_utf8);
+        let n = h + body.len();
+        if n == 0 || n > self.plain_room_or_zero() {
+            return false;
+        }
+        // The end of the last kept char: in the body, else the head's.
+        let kept = match self.last_kept_end_in(body) {
+            Some(k) => Some(h + k),
+            None => head.filter(|&c| self.is_kept(c)).map(|_| h),
+        };
+        if let Some(c) = head {
+            self.held.push(c);
+        }
+        self.held.push_str(body);
+        self.appended(n, kept);
+        true
+    }
+
+    /// The most bytes `append_plain_str` may take: 0 if its conditions do not hold.
+    fn plain_room_or_zero(&self) -> usize {
+        self.plain_room().unwrap_or(0)
     }
 
     /// How many more bytes of plain text (`text::plain_ascii`) [`append_plain`] can take

@@ -73,6 +73,13 @@ pub struct StreamParser {
     /// Plain text bytes that may go straight to the builder with no flush (see
     /// `Builder::plain_budget`); 0 unless running with no partial character.
     plain_budget: usize,
+    /// The same budget whether or not a partial character waits (`plain_budget` is 0 then,
+    /// so that the ASCII path does not run): byte chunks that complete one or end inside
+    /// one take it (`take_plain_unicode`).
+    text_budget: usize,
+    /// Chunks the split-character short path took (for tests).
+    #[cfg(test)]
+    split_taken: usize,
 }
 
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
@@ -150,6 +157,9 @@ impl StreamParser {
             src: 0,
             life: Life::Running,
             plain_budget: 0,
+            text_budget: 0,
+            #[cfg(test)]
+            split_taken: 0,
         }
     }
 
@@ -175,42 +185,87 @@ impl StreamParser {
     #[inline(always)]
     fn take_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
         // (An empty chunk goes the full way: it still reports a finished or poisoned parser.)
-        if chunk.is_empty()
-            || chunk.len() > self.plain_budget.min(PLAIN_MAX)
-            || !(self.builder.try_append_plain(chunk) || self.take_plain_unicode(chunk, s))
-        {
+        if chunk.is_empty() || chunk.len() > self.plain_budget.min(PLAIN_MAX) {
             return false;
         }
+        if !self.builder.try_append_plain(chunk) {
+            return self.take_plain_unicode(chunk, s);
+        }
         self.plain_budget -= chunk.len();
+        self.text_budget = self.plain_budget;
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         self.src += chunk.len();
         self.utf8.consumed += chunk.len() as u64;
         true
     }
 
-    /// [`take_plain`](StreamParser::take_plain) for plain text with non-ASCII characters:
-    /// whole characters (the budget implies no partial one is pending), no ASCII byte that
-    /// the text state acts on.
+    /// [`take_plain`](StreamParser::take_plain) for plain text with non-ASCII characters
+    /// (and no ASCII byte that the text state acts on), within the same budget. A byte
+    /// chunk may complete a character that the last one left incomplete, and may end
+    /// inside one, which then waits. Returns `false` (doing nothing) otherwise.
     #[inline(never)]
     fn take_plain_unicode(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
-        if !crate::text::plain_str(chunk) {
+        if chunk.is_empty()
+            || chunk.len() > PLAIN_MAX
+            || self.text_budget == 0
+            || !crate::text::plain_str(chunk)
+        {
             return false;
         }
-        match s.map_or_else(|| std::str::from_utf8(chunk).ok(), Some) {
-            Some(s) => self.builder.append_plain_str(s),
-            None => false,
+        if let Some(s) = s {
+            // Text after an incomplete character is an error: the full path reports it.
+            if self.utf8.has_partial()
+                || s.len() > self.text_budget
+                || !self.builder.append_plain_str(s)
+            {
+                return false;
+            }
+            self.text_budget -= s.len();
+            self.plain_budget = self.text_budget;
+            self.utf8.consumed += chunk.len() as u64;
+            self.src += s.len();
+        } else {
+            let Some(split) = self.utf8.split(chunk) else {
+                return false;
+            };
+            let n = split.head.map_or(0, char::len_utf8) + split.body.len();
+            if n > self.text_budget
+                || (n > 0 && !self.builder.append_plain_split(split.head, split.body))
+            {
+                return false;
+            }
+            self.text_budget -= n;
+            // The ASCII path (`try_append_plain`) only runs with no partial character.
+            self.plain_budget = if split.has_tail() {
+                0
+            } else {
+                self.text_budget
+            };
+            self.utf8.keep(&split, chunk.len());
+            self.src += n;
+            #[cfg(test)]
+            {
+                self.split_taken += 1;
+            }
         }
+        debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
+        true
     }
 
     /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
     fn flush(&mut self) -> Events<'_> {
         self.builder.flush();
-        self.plain_budget =
-            if self.tokenizer.passes_plain_text(&self.rules) && !self.utf8.has_partial() {
-                self.builder.plain_budget()
-            } else {
-                0
-            };
+        // (Valid with a partial character waiting too: the budget counts decoded text.)
+        self.text_budget = if self.tokenizer.passes_plain_text(&self.rules) {
+            self.builder.plain_budget()
+        } else {
+            0
+        };
+        self.plain_budget = if self.utf8.has_partial() {
+            0
+        } else {
+            self.text_budget
+        };
         Events::of(&mut self.builder.events)
     }
 
@@ -314,7 +369,14 @@ impl StreamParser {
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        // A byte chunk of plain text that completes or splits a character.
+        if (self.utf8.has_partial() || chunk.last().is_some_and(|&c| c >= 0x80))
+            && self.take_plain_unicode(chunk, None)
+        {
+            return Ok(Events::of(&mut self.builder.events));
+        }
         self.plain_budget = 0;
+        self.text_budget = 0;
         if !self.utf8.has_partial() {
             if self.feed_plain(chunk, None) {
                 self.utf8.consumed += chunk.len() as u64;
@@ -354,6 +416,7 @@ impl StreamParser {
     /// a second `finish` ends the input before the partial character.
     pub fn finish(&mut self) -> Result<Events<'_>, Error> {
         self.plain_budget = 0;
+        self.text_budget = 0;
         match self.life {
             Life::Finished => return Err(Error::Finished),
             Life::Poisoned(_) => {}
@@ -573,6 +636,41 @@ mod tests {
         let (took, doc) = stream_tokens(&forward, &tokens, false);
         assert_eq!(doc, parse(&input, &forward));
         assert!(took.iter().all(Option::is_none));
+    }
+
+    /// Byte chunks that end inside a character, or complete one, take the budgeted path
+    /// too (the character waits in the decoder), with the document of `parse`.
+    #[test]
+    fn byte_chunks_splitting_characters_take_the_budgeted_path() {
+        let config = Config::default().with_tags(["cite"]).unwrap();
+        let line = "世界は広い — Привет, мир 🎉 and ünïcödé";
+        let input = format!("Intro <cite id=0>.\n{line} <cite id=1>.\nend");
+        let region = {
+            // Past the line's first char (which the cursor must see first) to its end.
+            let start = input.find(line).unwrap() + '世'.len_utf8();
+            start..start + line.len() - '世'.len_utf8()
+        };
+        for size in 1..=6 {
+            let mut p = StreamParser::new(&config);
+            let mut doc = Document::new();
+            let mut at = 0;
+            for c in input.as_bytes().chunks(size) {
+                let (taken, held) = (p.split_taken, p.held_output_bytes());
+                let ev: Vec<Event> = p.update_bytes(c).unwrap().collect();
+                let inside = region.contains(&at) && region.contains(&(at + c.len() - 1));
+                let splits = !input.is_char_boundary(at) || !input.is_char_boundary(at + c.len());
+                if inside && splits {
+                    // Taken: nothing emitted, the decoded text held.
+                    assert_eq!(p.split_taken, taken + 1, "chunks of {size} at {at}");
+                    assert!(ev.is_empty());
+                    assert!(p.held_output_bytes() >= held);
+                }
+                at += c.len();
+                doc.extend(ev);
+            }
+            doc.extend(p.finish().unwrap());
+            assert_eq!(doc, parse(&input, &config), "chunks of {size}");
+        }
     }
 
     #[test]

@@ -14,6 +14,81 @@ pub(crate) struct Utf8Decoder {
     pub(crate) lossy: bool,
 }
 
+/// [`Utf8Decoder::split`]: a completed character, whole characters, and the start of an
+/// incomplete one.
+pub(crate) struct Split<'a> {
+    pub(crate) head: Option<char>,
+    pub(crate) body: &'a str,
+    tail: [u8; 4],
+    tail_len: usize,
+}
+
+impl Split<'_> {
+    /// Whether a partial character waits after this split.
+    pub(crate) fn has_tail(&self) -> bool {
+        self.tail_len > 0
+    }
+}
+
+/// The character that the whole sequence `seq` encodes, if it is valid.
+fn decode_seq(seq: &[u8]) -> Option<char> {
+    let (&last, prefix) = seq.split_last()?;
+    if !valid_prefix(prefix) || !(0x80..=0xBF).contains(&last) {
+        return None;
+    }
+    let (&lead, rest) = seq.split_first()?;
+    let lead_bits = u32::from(lead) & (0x7F >> seq.len());
+    let v = rest
+        .iter()
+        .fold(lead_bits, |v, &c| (v << 6) | (u32::from(c) & 0x3F));
+    char::from_u32(v)
+}
+
+/// The length of the incomplete character that ends `b`, if its bytes so far are valid
+/// (0 if `b` ends with a whole character or is empty); `None` if they cannot begin one.
+/// Past the last lead byte, `from_utf8` of the rest judges the remaining bytes.
+// Bounds: `k <= b.len()` and `k <= 3`.
+#[allow(clippy::indexing_slicing)]
+fn incomplete_tail(b: &[u8]) -> Option<usize> {
+    for k in 1..=b.len().min(3) {
+        let lead = b[b.len() - k];
+        if lead < 0x80 {
+            return Some(0);
+        }
+        if lead >= 0xC0 {
+            let n = seq_len(lead);
+            if n <= k {
+                // A whole sequence (or an invalid lead): `from_utf8` judges it.
+                return Some(0);
+            }
+            return valid_prefix(&b[b.len() - k..]).then_some(k);
+        }
+    }
+    Some(0)
+}
+
+/// Whether `p`, shorter than the sequence its lead byte starts, can begin a valid
+/// character (the second-byte ranges of Unicode's well-formed sequences, then
+/// continuation bytes).
+fn valid_prefix(p: &[u8]) -> bool {
+    let Some((&lead, rest)) = p.split_first() else {
+        return true;
+    };
+    if seq_len(lead) <= p.len() {
+        return false;
+    }
+    rest.iter().enumerate().all(|(k, &c)| {
+        let range = match (k, lead) {
+            (0, 0xE0) => 0xA0..=0xBF,
+            (0, 0xED) => 0x80..=0x9F,
+            (0, 0xF0) => 0x90..=0xBF,
+            (0, 0xF4) => 0x80..=0x8F,
+            _ => 0x80..=0xBF,
+        };
+        range.contains(&c)
+    })
+}
+
 /// Length of the sequence a lead byte starts (1 for invalid leads, which fail validation).
 fn seq_len(lead: u8) -> usize {
     match lead {
@@ -28,6 +103,60 @@ impl Utf8Decoder {
     /// Whether part of a character is waiting.
     pub(crate) fn has_partial(&self) -> bool {
         self.plen > 0
+    }
+
+    /// For the short path of a byte chunk: the waiting partial character completed by the
+    /// start of `chunk` (`None` if none waits), the whole characters after it, and the start
+    /// of a character that `chunk` leaves incomplete (which then waits:
+    /// [`keep`](Utf8Decoder::keep)). `None` if any of it is invalid or the chunk does not
+    /// complete the waiting character: the full path ([`feed`](Utf8Decoder::feed)) takes those.
+    pub(crate) fn split<'a>(&self, chunk: &'a [u8]) -> Option<Split<'a>> {
+        let mut head = None;
+        let mut rest = chunk;
+        if self.plen > 0 {
+            let need = seq_len(*self.partial.first()?);
+            let (mut seq, mut len) = (self.partial, self.plen);
+            while len < need {
+                let Some((&c, after)) = rest.split_first() else {
+                    // Still incomplete: all of it waits, if it can still become a char.
+                    return valid_prefix(seq.get(..len)?).then_some(Split {
+                        head: None,
+                        body: "",
+                        tail: seq,
+                        tail_len: len,
+                    });
+                };
+                *seq.get_mut(len)? = c;
+                len += 1;
+                rest = after;
+            }
+            head = Some(decode_seq(seq.get(..need)?)?);
+        }
+        let t = incomplete_tail(rest)?;
+        let (body, end) = rest.split_at(rest.len() - t);
+        let mut tail = [0; 4];
+        for (d, &c) in tail.iter_mut().zip(end) {
+            *d = c;
+        }
+        let body = if body.is_empty() {
+            ""
+        } else {
+            std::str::from_utf8(body).ok()?
+        };
+        Some(Split {
+            head,
+            body,
+            tail,
+            tail_len: t,
+        })
+    }
+
+    /// Commits a [`split`](Utf8Decoder::split) of a chunk of `n` bytes: its incomplete
+    /// end waits.
+    pub(crate) fn keep(&mut self, split: &Split<'_>, n: usize) {
+        self.partial = split.tail;
+        self.plen = split.tail_len;
+        self.consumed += n as u64;
     }
 
     /// Decodes `input`, calling `sink` with each valid piece. On an invalid sequence (strict
@@ -163,6 +292,103 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `valid_prefix` against `from_utf8` on every sequence of up to three bytes that
+    /// starts with a lead byte.
+    #[test]
+    fn valid_prefix_matches_from_utf8() {
+        for lead in 0xC0..=0xFFu8 {
+            let complete = |p: &[u8]| std::str::from_utf8(p).is_ok();
+            let incomplete =
+                |p: &[u8]| matches!(std::str::from_utf8(p), Err(e) if e.error_len().is_none());
+            assert_eq!(valid_prefix(&[lead]), incomplete(&[lead]), "{lead:x}");
+            for b in 0..=0xFFu8 {
+                let p = [lead, b];
+                assert_eq!(valid_prefix(&p), incomplete(&p), "{p:x?}");
+                if !incomplete(&p) {
+                    continue;
+                }
+                for c in 0..=0xFFu8 {
+                    let p = [lead, b, c];
+                    assert_eq!(valid_prefix(&p), incomplete(&p), "{p:x?}");
+                    assert!(!(complete(&p) && valid_prefix(&p)));
+                }
+            }
+        }
+    }
+
+    /// `decode_seq` against `from_utf8` on every sequence of two to four bytes that
+    /// starts with a lead byte (four-byte ones: every valid three-byte prefix).
+    #[test]
+    fn decode_seq_matches_from_utf8() {
+        let std = |p: &[u8]| std::str::from_utf8(p).ok().and_then(|s| s.chars().next());
+        for lead in 0xC0..=0xFFu8 {
+            for b in 0..=0xFFu8 {
+                let p = [lead, b];
+                if seq_len(lead) == 2 {
+                    assert_eq!(decode_seq(&p), std(&p), "{p:x?}");
+                }
+                for c in 0..=0xFFu8 {
+                    let p = [lead, b, c];
+                    if seq_len(lead) == 3 {
+                        assert_eq!(decode_seq(&p), std(&p), "{p:x?}");
+                    } else if seq_len(lead) == 4 && valid_prefix(&p) {
+                        for d in 0..=0xFFu8 {
+                            let p = [lead, b, c, d];
+                            assert_eq!(decode_seq(&p), std(&p), "{p:x?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The short path's split of (waiting partial, chunk) agrees with `feed` wherever it
+    /// answers: the same text, and the same bytes left waiting.
+    #[test]
+    fn split_agrees_with_feed() {
+        let samples: &[&[u8]] = &[
+            "héllo 日本 🎉 ü".as_bytes(),
+            b"a\xffb",
+            b"\xe6\x97\xa5\xe6",
+            b"\xed\xa0\x80x",
+            b"\xf4\x90\x80\x80",
+            b"\xe0\x80\xaf",
+            b"x\xf0\x9f\x8e",
+            b"\xf0\x9f\x8e\x89\xc3",
+        ];
+        let mut answered = 0;
+        for s in samples {
+            for i in 0..=s.len() {
+                for j in i..=s.len() {
+                    let mut d = Utf8Decoder::default();
+                    let mut out = String::new();
+                    if d.feed(&s[..i], &mut |t| out.push_str(t)).is_err() {
+                        continue;
+                    }
+                    let mut full = d.clone();
+                    let mut want = String::new();
+                    let fed = full.feed(&s[i..j], &mut |t| want.push_str(t));
+                    let Some(split) = d.split(&s[i..j]) else {
+                        continue;
+                    };
+                    answered += 1;
+                    assert!(fed.is_ok(), "{s:x?} {i}..{j}");
+                    let got: String = split.head.into_iter().chain(split.body.chars()).collect();
+                    assert_eq!(got, want, "{s:x?} {i}..{j}");
+                    let mut short = d.clone();
+                    short.keep(&split, j - i);
+                    assert_eq!(
+                        short.partial[..short.plen],
+                        full.partial[..full.plen],
+                        "{s:x?} {i}..{j}"
+                    );
+                    assert_eq!(short.consumed, full.consumed);
+                }
+            }
+        }
+        assert!(answered > 100, "{answered}");
     }
 
     #[test]
