@@ -82,6 +82,17 @@ pub struct StreamParser {
     split_taken: usize,
 }
 
+/// What [`StreamParser::feed_plain`] did with a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plain {
+    /// Fed it to the builder.
+    Fed,
+    /// Nothing: it is not plain text, or the tokenizer is not where plain text passes.
+    Not,
+    /// Nothing yet: plain text with non-ASCII characters, which needs it as `&str`.
+    NeedText,
+}
+
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
 const FEED_SLICE: usize = 64 << 10;
 
@@ -271,17 +282,17 @@ impl StreamParser {
 
     /// The fast path for short chunks of plain text between constructs (most tokens of an
     /// LLM stream): the tokenizer would pass them to the builder unchanged, so they skip it.
-    /// Returns `false` (doing nothing) unless that holds; `s` is `chunk` as text if known
-    /// (needed for text with non-ASCII characters).
+    /// Does nothing unless that holds; `s` is `chunk` as text if known (needed for text
+    /// with non-ASCII characters, which otherwise answers [`Plain::NeedText`]).
     #[inline(always)]
-    fn feed_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+    fn feed_plain(&mut self, chunk: &[u8], s: Option<&str>) -> Plain {
         if chunk.len() > PLAIN_MAX || !self.tokenizer.passes_plain_text(&self.rules) {
-            return false;
+            return Plain::Not;
         }
         let pushed = match crate::text::plain_ascii(chunk) {
             Some(kept) => self.builder.push_plain(chunk, kept),
             None if crate::text::plain_str(chunk) => false,
-            None => return false,
+            None => return Plain::Not,
         };
         if !pushed {
             let s = match s {
@@ -289,17 +300,17 @@ impl StreamParser {
                 // Plain ASCII is valid UTF-8 (other text comes with `s`).
                 None if chunk.is_ascii() => match std::str::from_utf8(chunk) {
                     Ok(s) => s,
-                    Err(_) => return false,
+                    Err(_) => return Plain::Not,
                 },
-                None => return false,
+                None => return Plain::NeedText,
             };
             if s.is_empty() {
-                return false;
+                return Plain::Not;
             }
             self.builder.text(s);
         }
         self.src += chunk.len();
-        true
+        Plain::Fed
     }
 
     fn feed_str(&mut self, mut s: &str) {
@@ -343,7 +354,7 @@ impl StreamParser {
         self.plain_budget = 0;
         // Input offsets (of a later invalid byte) count text chunks too.
         self.utf8.consumed += chunk.len() as u64;
-        if !self.feed_plain(chunk.as_bytes(), Some(chunk)) {
+        if self.feed_plain(chunk.as_bytes(), Some(chunk)) != Plain::Fed {
             self.feed_str(chunk);
         }
         Ok(self.flush())
@@ -378,14 +389,15 @@ impl StreamParser {
         self.plain_budget = 0;
         self.text_budget = 0;
         if !self.utf8.has_partial() {
-            if self.feed_plain(chunk, None) {
+            let plain = self.feed_plain(chunk, None);
+            if plain == Plain::Fed {
                 self.utf8.consumed += chunk.len() as u64;
                 return Ok(self.flush());
             }
             // Fast path: a chunk of whole characters.
             if let Ok(s) = std::str::from_utf8(chunk) {
                 self.utf8.consumed += chunk.len() as u64;
-                if !self.feed_plain(chunk, Some(s)) {
+                if plain == Plain::Not || self.feed_plain(chunk, Some(s)) != Plain::Fed {
                     self.feed_str(s);
                 }
                 return Ok(self.flush());
@@ -393,7 +405,7 @@ impl StreamParser {
         }
         let mut utf8 = std::mem::take(&mut self.utf8);
         let result = utf8.feed(chunk, &mut |s| {
-            if !self.feed_plain(s.as_bytes(), Some(s)) {
+            if self.feed_plain(s.as_bytes(), Some(s)) != Plain::Fed {
                 self.feed_str(s);
             }
         });
