@@ -121,6 +121,20 @@ impl Iterator for Events<'_> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.0.as_ref().map_or((0, Some(0)), Iterator::size_hint)
     }
+    // The consuming adapters go straight to the drain (most updates emit nothing, and then
+    // they return at once).
+    #[inline]
+    fn count(self) -> usize {
+        // Dropping the drain drops the events it still holds.
+        self.0.map_or(0, |d| d.len())
+    }
+    #[inline]
+    fn fold<B, F: FnMut(B, Event) -> B>(self, init: B, f: F) -> B {
+        match self.0 {
+            Some(d) => d.fold(init, f),
+            None => init,
+        }
+    }
 }
 
 impl ExactSizeIterator for Events<'_> {}

@@ -450,3 +450,53 @@ fn segments_of_one_update_share_a_buffer_but_read_as_their_own_text() {
     assert_eq!(doc.text(), "one two three");
     assert_eq!(doc.segments()[2].text(), " three");
 }
+
+/// The consuming adapters of `Events` (`count`, `fold` and what builds on it) see every
+/// event of an update, in order, as iterating by hand does; and consume them all.
+#[test]
+fn events_count_and_fold_see_every_event() {
+    let config = Config::default().with_tags(["cite", "note"]).unwrap();
+    let chunks = [
+        "Intro <note>one</note> two <cite id=1>.\n",
+        "More <note>three",
+        "",
+        "</note> end <cite id=2>.\n",
+    ];
+    let by_hand: Vec<Vec<Event>> = {
+        let mut p = StreamParser::new(&config);
+        let mut out: Vec<Vec<Event>> = chunks
+            .iter()
+            .map(|c| {
+                let mut v = Vec::new();
+                let mut ev = p.update(c).unwrap();
+                while let Some(e) = ev.next() {
+                    v.push(e);
+                }
+                v
+            })
+            .collect();
+        out.push(p.finish().unwrap().collect());
+        out
+    };
+    assert!(by_hand.iter().filter(|v| !v.is_empty()).count() >= 2);
+    let mut p = StreamParser::new(&config);
+    let mut counts: Vec<usize> = chunks
+        .iter()
+        .map(|c| p.update(c).unwrap().count())
+        .collect();
+    counts.push(p.finish().unwrap().count());
+    let want: Vec<usize> = by_hand.iter().map(Vec::len).collect();
+    assert_eq!(counts, want);
+    let gather = |v: Vec<Event>, e: Event| {
+        let mut v = v;
+        v.push(e);
+        v
+    };
+    let mut p = StreamParser::new(&config);
+    let mut folded: Vec<Vec<Event>> = chunks
+        .iter()
+        .map(|c| p.update(c).unwrap().fold(Vec::new(), gather))
+        .collect();
+    folded.push(p.finish().unwrap().fold(Vec::new(), gather));
+    assert_eq!(folded, by_hand);
+}
