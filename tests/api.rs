@@ -467,9 +467,9 @@ fn events_count_and_fold_see_every_event() {
         let mut out: Vec<Vec<Event>> = chunks
             .iter()
             .map(|c| {
+                // A `for` loop steps the iterator with `next`.
                 let mut v = Vec::new();
-                let mut ev = p.update(c).unwrap();
-                while let Some(e) = ev.next() {
+                for e in p.update(c).unwrap() {
                     v.push(e);
                 }
                 v
