@@ -944,12 +944,14 @@ impl Tokenizer {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn lex_tag(&self, rules: &Rules, lx: &mut TagLex, input: &str, i: &mut usize) -> TagOutcome {
         let bytes = input.as_bytes();
-        let base = self.cand.len();
         let start = *i;
+        // The bytes this candidate may still take (`max_tag_bytes` counts it all), and the
+        // end of the input they reach.
+        let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
+        let end = bytes.len().min(start.saturating_add(room));
         while *i < bytes.len() {
             // Fast path: a run of bytes that cannot change the phase (all ASCII, none of them
             // whitespace, so the blank-line state just resets).
-            let room = rules.max_tag_bytes.saturating_sub(base + (*i - start));
             let mask = match lx.phase {
                 Phase::Name | Phase::AttrName => CLASS_NAME,
                 Phase::Unquoted => CLASS_UNQUOTED,
@@ -957,19 +959,16 @@ impl Tokenizer {
                 Phase::Quoted(_) => CLASS_IN_SQ,
                 _ => 0,
             };
-            let window = &bytes[*i..bytes.len().min((*i).saturating_add(room))];
-            let run = if mask == 0 {
-                0
-            } else {
-                window
+            if mask != 0 && *i < end {
+                let run = bytes[*i..end]
                     .iter()
                     .position(|&c| BYTE_CLASS[usize::from(c)] & mask == 0)
-                    .unwrap_or(window.len())
-            };
-            if run > 0 {
-                lx.after_nl = false;
-                *i += run;
-                continue;
+                    .unwrap_or(end - *i);
+                if run > 0 {
+                    lx.after_nl = false;
+                    *i += run;
+                    continue;
+                }
             }
             let c = bytes[*i];
             let (w, ws) = if c < 0x80 {
@@ -978,7 +977,7 @@ impl Tokenizer {
                 let ch = decode_at(input, *i);
                 (ch.len_utf8(), ch.is_whitespace())
             };
-            if base + (*i - start) + w > rules.max_tag_bytes {
+            if *i - start + w > room {
                 return TagOutcome::Abort;
             }
             if c == b'\n' {
