@@ -206,6 +206,14 @@ impl Builder {
         self.held.reserve(n);
     }
 
+    /// Whether a span or marker waits to be emitted (or an open tag to close).
+    pub(crate) fn has_annotations_pending(&self) -> bool {
+        !(self.pending.is_empty()
+            && self.started.is_empty()
+            && self.markers.is_empty()
+            && self.open.is_empty())
+    }
+
     /// Output bytes produced so far.
     pub(crate) fn out_len(&self) -> usize {
         self.out_len

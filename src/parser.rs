@@ -498,19 +498,37 @@ impl StreamParser {
 /// ```
 pub fn parse(input: &str, config: &Config) -> Document {
     let mut parser = StreamParser::new(config);
-    // Nothing is read before the end, so the whole input goes through the machine in one
-    // piece and is emitted once, at the end: the text is then one buffer (the builder's own,
-    // adopted without a copy) and the segments are ranges of it. The result is that of any
-    // chunking (the streaming guarantee), this is only the cheapest one.
-    parser.builder.reserve_text(input.len());
+    let mut doc = Document::new();
+    // Nothing is read before the end, so an input of up to 64 KiB goes through the machine
+    // in one piece and is emitted once, at the end: its text is then one buffer (the
+    // builder's own, adopted without a copy) and the segments are ranges of it. A longer one
+    // goes in 64 KiB slices with an emission after each that has spans or markers to place
+    // (as `update` does), so the builder's buffer and span lists stay small and warm instead
+    // of growing with the input (DESIGN.md, decision 27). The result is that of any chunking
+    // (the streaming guarantee); this is only the cheapest one.
+    parser.builder.reserve_text(input.len().min(FEED_SLICE));
+    let mut rest = input;
+    while rest.len() > FEED_SLICE {
+        let (head, tail) = rest.split_at(crate::text::floor_boundary(rest, FEED_SLICE));
+        parser
+            .tokenizer
+            .feed(&parser.rules, &mut parser.builder, head, parser.src);
+        parser.src += head.len();
+        // Text alone (no span or marker to place) waits for one emission at the end, which
+        // adopts the buffer; slices of it would be merged back by copying.
+        if parser.builder.has_annotations_pending() {
+            parser.builder.flush();
+            doc.extend(parser.builder.events.drain(..));
+        }
+        rest = tail;
+    }
     parser
         .tokenizer
-        .feed(&parser.rules, &mut parser.builder, input, 0);
-    parser.src = input.len();
+        .feed(&parser.rules, &mut parser.builder, rest, parser.src);
+    parser.src += rest.len();
     parser.tokenizer.finish(&parser.rules, &mut parser.builder);
     parser.builder.finish();
     parser.life = Life::Finished;
-    let mut doc = Document::new();
     doc.extend(parser.builder.events.drain(..));
     doc
 }

@@ -253,6 +253,42 @@ fn large_inputs_are_chunk_invariant() {
     }
 }
 
+/// `parse()` feeds inputs past 64 KiB in slices, emitting after a slice only when spans or
+/// markers wait (long plain stretches wait for one emission at the end). Long plain text
+/// with sparse tags, tags open across slice boundaries and multibyte characters at them:
+/// the document is that of any chunking.
+#[test]
+fn long_inputs_parse_in_slices_like_any_chunking() {
+    let seed = common::seed(13);
+    let mut rng = Rng::new(seed);
+    let para = "Plain prose with naïve ünïcödé — 世界 and more words.\n";
+    for case in 0..common::cases(4000) / 500 {
+        let config = random_config(&mut rng);
+        let mut input = String::new();
+        // Plain stretches of 20–150 KiB between a few constructs, so some slices have
+        // nothing to place and others end inside an open tag.
+        for _ in 0..4 {
+            let target = input.len() + (20 << 10) + rng.below(130 << 10);
+            while input.len() < target {
+                input.push_str(para);
+            }
+            input.push_str(rng.pick_str(PIECES));
+            input.push_str(rng.pick_str(PIECES));
+        }
+        let want = parse(&input, &config);
+        let bytes = input.as_bytes();
+        for round in 0..3 {
+            let k = 1 + rng.below(if round == 0 { 3 } else { 200 });
+            let cuts = random_cuts(&mut rng, bytes.len(), k);
+            let got = run_bytes(&config, &split_at(bytes, &cuts));
+            assert!(got.text() == want.text(), "case {case} seed {seed}: text differs");
+            assert_eq!(got, want, "case {case} seed {seed} ({} cuts)", cuts.len());
+        }
+        let whole = run_str(&config, &[input.as_str()]);
+        assert_eq!(whole, want, "case {case} seed {seed}: one update");
+    }
+}
+
 /// Invalid UTF-8 is an error at the same offset however the bytes are split, and the valid
 /// text before it is not lost.
 #[test]
