@@ -462,8 +462,9 @@ pub type Annotations = SmallVec<[Annotation; 2]>;
 /// A run of output text with the annotations that cover all of it.
 ///
 /// The segments emitted by one `update` share one buffer holding that update's text (one
-/// allocation per update, not per segment; `parse()` emits once, so all its segments share
-/// one buffer); a segment keeps that buffer alive. A large emission's buffer is the parser's
+/// allocation per update, not per segment; `parse()` emits once for an input of up to
+/// 64 KiB, so all its segments share one buffer, and about once per 64 KiB of annotated text
+/// past that); a segment keeps that buffer alive. A large emission's buffer is the parser's
 /// own text buffer, handed over, which may also hold up to an eighth as much text emitted
 /// earlier plus spare capacity.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -281,7 +281,10 @@ fn long_inputs_parse_in_slices_like_any_chunking() {
             let k = 1 + rng.below(if round == 0 { 3 } else { 200 });
             let cuts = random_cuts(&mut rng, bytes.len(), k);
             let got = run_bytes(&config, &split_at(bytes, &cuts));
-            assert!(got.text() == want.text(), "case {case} seed {seed}: text differs");
+            assert!(
+                got.text() == want.text(),
+                "case {case} seed {seed}: text differs"
+            );
             assert_eq!(got, want, "case {case} seed {seed} ({} cuts)", cuts.len());
         }
         let whole = run_str(&config, &[input.as_str()]);
