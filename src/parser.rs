@@ -519,6 +519,9 @@ pub fn parse(input: &str, config: &Config) -> Document {
         if parser.builder.has_annotations_pending() {
             parser.builder.flush();
             doc.extend(parser.builder.events.drain(..));
+        } else {
+            // Room for the rest of the input, as an unsliced parse reserves.
+            parser.builder.reserve_text(tail.len());
         }
         rest = tail;
     }
