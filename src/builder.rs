@@ -324,23 +324,13 @@ impl Builder {
     }
 
     /// [`push_plain`](Builder::push_plain) for plain text with non-ASCII characters
-    /// (`text::plain_str`), under the same conditions; returns `false` (doing nothing) if
-    /// they do not hold.
-    pub(crate) fn append_plain_str(&mut self, s: &str) -> bool {
-        if s.is_empty() || s.len() > self.plain_room_or_zero() {
-            return false;
-        }
-        let kept = self.last_kept_end_in(s);
-        self.held.push_str(s);
-        self.appended(s.len(), kept);
-        true
-    }
-
-    /// [`append_plain_str`](Builder::append_plain_str) of `head` then `body`.
-    pub(crate) fn append_plain_split(&mut self, head: Option<char>, body: &str) -> bool {
+    /// (`text::plain_str`): `head` (a character completed across chunks, if any) then
+    /// `body`, under the same conditions; returns `false` (doing nothing) if they do not hold
+    /// or there is no text.
+    pub(crate) fn append_plain_str(&mut self, head: Option<char>, body: &str) -> bool {
         let h = head.map_or(0, char::len_utf8);
         let n = h + body.len();
-        if n == 0 || n > self.plain_room_or_zero() {
+        if n == 0 || self.plain_room().is_none_or(|room| n > room) {
             return false;
         }
         // The end of the last kept char: in the body, else the head's.
@@ -354,11 +344,6 @@ impl Builder {
         self.held.push_str(body);
         self.appended(n, kept);
         true
-    }
-
-    /// The most bytes `append_plain_str` may take: 0 if its conditions do not hold.
-    fn plain_room_or_zero(&self) -> usize {
-        self.plain_room().unwrap_or(0)
     }
 
     /// How many more bytes of plain text (`text::plain_ascii`) [`append_plain`] can take

@@ -241,7 +241,7 @@ impl StreamParser {
             // Text after an incomplete character is an error: the full path reports it.
             if self.utf8.has_partial()
                 || s.len() > self.text_budget
-                || !self.builder.append_plain_str(s)
+                || !self.builder.append_plain_str(None, s)
             {
                 return false;
             }
@@ -255,7 +255,7 @@ impl StreamParser {
             };
             let n = split.head.map_or(0, char::len_utf8) + split.body.len();
             if n > self.text_budget
-                || (n > 0 && !self.builder.append_plain_split(split.head, split.body))
+                || (n > 0 && !self.builder.append_plain_str(split.head, split.body))
             {
                 return false;
             }
