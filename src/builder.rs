@@ -33,7 +33,8 @@ use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
 use crate::output::{
-    Annotation, Annotations, Attrs, Close, Event, Marker, SegText, Segment, SharedBuf,
+    Annotation, Annotations, Attrs, Close, Event, Marker, SegAnnotations, SegText, Segment,
+    SharedBuf,
 };
 use crate::text::{
     ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
@@ -165,6 +166,9 @@ pub(crate) struct Builder {
     markers: VecDeque<Marker>,
     /// Scratch list of emit_to, kept for its capacity.
     cur_buf: Vec<usize>,
+    /// The annotations of `open`, in order, once an emission has needed them as a list;
+    /// dropped whenever a tag opens or closes (see `emit_inside_open`).
+    open_list: Option<Arc<[Annotation]>>,
     pub(crate) events: Vec<Event>,
     /// Changed since the last flush (a flush of an unchanged builder emits nothing).
     dirty: bool,
@@ -196,6 +200,7 @@ impl Builder {
             pending: VecDeque::new(),
             markers: VecDeque::new(),
             cur_buf: Vec::new(),
+            open_list: None,
             events: Vec::new(),
             dirty: false,
         }
@@ -864,6 +869,7 @@ impl Builder {
             self.open_count[tag] += 1;
         }
         let name = self.rules.tags[tag].name.clone();
+        self.open_list = None;
         self.open.push_back(OpenTag {
             id,
             tag,
@@ -918,6 +924,7 @@ impl Builder {
     // Bounds: `t.tag` is a tag id from `Rules::lookup`, < open_count.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn forget(&mut self, t: &OpenTag) {
+        self.open_list = None;
         if !t.e5 {
             self.open_count[t.tag] -= 1;
         }
@@ -1228,6 +1235,9 @@ impl Builder {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     #[inline(never)]
     fn emit_range(&mut self, f: usize, last: bool) {
+        if self.emit_inside_open(f, last) {
+            return;
+        }
         let a = self.held_start;
         // Spans that cover part of [a, f): those already started, then pending ones
         // starting before f (pending is sorted by start).
@@ -1265,8 +1275,13 @@ impl Builder {
             while next < active.len() && active[next].start <= pos {
                 if active[next].end > pos {
                     let key = active[next].key();
-                    let at = cur.partition_point(|&k| active[k].key() < key);
-                    cur.insert(at, next);
+                    // Usually after all the others (spans sorted by start, open tags in order).
+                    if cur.last().is_none_or(|&k| active[k].key() < key) {
+                        cur.push(next);
+                    } else {
+                        let at = cur.partition_point(|&k| active[k].key() < key);
+                        cur.insert(at, next);
+                    }
                 }
                 next += 1;
             }
@@ -1297,11 +1312,16 @@ impl Builder {
                     shared.insert(s).clone()
                 }
             };
-            // (A push loop: SmallVec's generic `extend` costs more than the usual 0–2 pushes.)
-            let mut annotations = Annotations::new();
-            for &k in &cur {
-                annotations.push(active[k].ann.clone());
-            }
+            let annotations = if cur.len() <= INLINE_ANNOTATIONS {
+                // (A push loop: SmallVec's generic `extend` costs more than 0–2 pushes.)
+                let mut list = Annotations::new();
+                for &k in &cur {
+                    list.push(active[k].ann.clone());
+                }
+                SegAnnotations::Own(list)
+            } else {
+                SegAnnotations::Shared(cur.iter().map(|&k| active[k].ann.clone()).collect())
+            };
             self.events.push(Event::Text(Segment {
                 text: SegText::Shared {
                     buf,
@@ -1319,8 +1339,51 @@ impl Builder {
         self.started = active;
         cur.clear();
         self.cur_buf = cur;
-        // Drop the emitted text (an adopted buffer took it along, leaving only the rest).
-        let f = f.max(a);
+        self.emitted(f.max(a), adopted);
+    }
+
+    /// [`emit_range`](Builder::emit_range) in the steady state of text streamed inside open
+    /// tags: when `[held_start, f)` is covered by exactly the open tags, all opened at or
+    /// before `held_start` (no span has started or starts before `f`, no marker is due),
+    /// it is one segment annotated by the open tags in order, and that list is built once
+    /// and shared until a tag opens or closes. Without this, each update inside `d` nested
+    /// tags costs O(d) (1024 by default) however little text it brings. Returns `false`
+    /// (doing nothing) otherwise, and for short lists (the general path keeps them inline).
+    fn emit_inside_open(&mut self, f: usize, last: bool) -> bool {
+        let a = self.held_start;
+        if f <= a
+            || self.open.len() <= INLINE_ANNOTATIONS
+            || self.open.back().is_none_or(|t| t.p > a)
+            || !self.started.is_empty()
+            || self.pending.front().is_some_and(|p| p.start < f)
+            || self.markers.front().is_some_and(|m| m.pos <= f)
+        {
+            return false;
+        }
+        // In the general path these are virtual spans `[p, f)`, ordered by start, then
+        // creation: the order of `open` (opened in turn, each at the output length then).
+        let list = self
+            .open_list
+            .get_or_insert_with(|| self.open.iter().map(|t| t.ann.clone()).collect())
+            .clone();
+        let (buf, base) = self.take_text(f, last);
+        let adopted = matches!(buf, SharedBuf::Adopted(_));
+        self.events.push(Event::Text(Segment {
+            text: SegText::Shared {
+                buf,
+                lo: base,
+                hi: base + (f - a),
+            },
+            start: a,
+            annotations: SegAnnotations::Shared(list),
+        }));
+        self.emitted(f, adopted);
+        true
+    }
+
+    /// After an emission up to `f`: the emitted text leaves the buffer (an adopted buffer
+    /// took it along, leaving only the rest).
+    fn emitted(&mut self, f: usize, adopted: bool) {
         if adopted {
             self.held_off = 0;
         } else {
@@ -1333,6 +1396,9 @@ impl Builder {
         }
     }
 }
+
+/// Annotations a segment holds inline (`output::Annotations`); longer lists are shared.
+const INLINE_ANNOTATIONS: usize = 2;
 
 /// Emissions of at least this many bytes may adopt the builder's buffer instead of copying.
 const ADOPT_MIN: usize = 16 << 10;

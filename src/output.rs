@@ -459,6 +459,40 @@ impl fmt::Debug for Annotation {
 /// A list of annotations, outermost first.
 pub type Annotations = SmallVec<[Annotation; 2]>;
 
+/// A segment's annotations: its own short list, or a long one shared (by reference count)
+/// with the other segments that carry the same list. Text streamed inside deeply nested
+/// open tags is emitted update by update, every segment covered by all of them: sharing
+/// makes each such segment cost the same whatever the depth (DESIGN.md, decision 29).
+#[derive(Clone)]
+pub(crate) enum SegAnnotations {
+    Own(Annotations),
+    Shared(Arc<[Annotation]>),
+}
+
+impl std::ops::Deref for SegAnnotations {
+    type Target = [Annotation];
+    fn deref(&self) -> &[Annotation] {
+        match self {
+            SegAnnotations::Own(v) => v,
+            SegAnnotations::Shared(v) => v,
+        }
+    }
+}
+
+impl PartialEq for SegAnnotations {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for SegAnnotations {}
+
+impl fmt::Debug for SegAnnotations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// A run of output text with the annotations that cover all of it.
 ///
 /// The segments emitted by one `update` share one buffer holding that update's text (one
@@ -471,7 +505,7 @@ pub type Annotations = SmallVec<[Annotation; 2]>;
 pub struct Segment {
     pub(crate) text: SegText,
     pub(crate) start: usize,
-    pub(crate) annotations: Annotations,
+    pub(crate) annotations: SegAnnotations,
 }
 
 /// The buffer an emission's segments share: a copy of the emitted text (`Copied`, one
@@ -606,12 +640,11 @@ impl Segment {
 
     /// Whether `other` carries annotations equal by value, in the same order.
     pub fn same_annotations(&self, other: &[Annotation]) -> bool {
-        self.annotations.len() == other.len()
-            && self
-                .annotations
-                .iter()
-                .zip(other)
-                .all(|(a, b)| a.same_value(b))
+        let own: &[Annotation] = &self.annotations;
+        own.len() == other.len()
+            // One shared list (the usual case for long lists): the same annotations.
+            && (std::ptr::eq(own.as_ptr(), other.as_ptr())
+                || own.iter().zip(other).all(|(a, b)| a.same_value(b)))
     }
 }
 
