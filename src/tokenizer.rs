@@ -392,9 +392,16 @@ impl Tokenizer {
             None => State::Text,
         };
         let rest = &self.cand[lead..];
-        // A newline matters too: it starts a line where a fence may open.
-        let special: &[u8] = if raw.is_some() { b"<" } else { b"<&`~\n" };
-        if !rest.bytes().any(|c| special.contains(&c)) {
+        let r = rest.as_bytes();
+        // A newline matters too: it starts a line where a fence may open. (SIMD searches: a
+        // candidate may hold up to `max_tag_bytes`, and a flood of them aborts each.)
+        let special = if raw.is_some() {
+            memchr::memchr(b'<', r).is_some()
+        } else {
+            memchr::memchr3(b'<', b'&', b'`', r).is_some()
+                || memchr::memchr2(b'~', b'\n', r).is_some()
+        };
+        if !special {
             // Nothing in it can start a construct: it is all text.
             b.text(&self.cand);
             return;
@@ -556,36 +563,25 @@ impl Tokenizer {
                     }
                 }
                 State::Decl(d) => {
-                    let mut d = *d;
                     let start = i;
+                    // The bytes this declaration may still take (`max_tag_bytes` counts it
+                    // all, terminator included); every terminator ends in `>`.
+                    let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
+                    let end = bytes.len().min(start.saturating_add(room));
                     let mut done = false;
-                    let mut over = false;
-                    while i < bytes.len() {
-                        let c = bytes[i];
-                        if self.cand.len() + (i - start) + 1 > rules.max_tag_bytes {
-                            over = true;
+                    while let Some(k) = memchr::memchr(b'>', &bytes[i..end]) {
+                        let h = i + k;
+                        i = h + 1;
+                        if decl_ends_at(*d, &bytes[start..h]) {
+                            done = true;
                             break;
                         }
-                        i += 1;
-                        d = match d {
-                            Decl::Comment(n) if c == b'-' => Decl::Comment((n + 1).min(2)),
-                            Decl::Comment(2) if c == b'>' => {
-                                done = true;
-                                break;
-                            }
-                            Decl::Comment(_) => Decl::Comment(0),
-                            Decl::Pi(true) if c == b'>' => {
-                                done = true;
-                                break;
-                            }
-                            Decl::Pi(_) => Decl::Pi(c == b'?'),
-                            Decl::Doctype if c == b'>' => {
-                                done = true;
-                                break;
-                            }
-                            Decl::Doctype => Decl::Doctype,
-                        };
                     }
+                    if !done {
+                        i = end;
+                    }
+                    let over = !done && end < bytes.len();
+                    let d = decl_after(*d, &bytes[start..i]);
                     if over {
                         // The limit may fall inside a character; no terminator can.
                         i = crate::text::floor_boundary(input, i);
@@ -1155,6 +1151,42 @@ impl Tokenizer {
         };
         if !b.end_tag(raw.tag, self.cand_src) && rules.stray == StrayEndTagPolicy::Passthrough {
             b.text(&self.cand);
+        }
+    }
+}
+
+/// Whether a `>` right after `before` (the declaration's bytes since the state `d` was
+/// recorded) ends the declaration: `?>` for a processing instruction, `-->` for a comment,
+/// any `>` for a DOCTYPE. The opener's own `?` or dashes never count (`<?>`, `<!-->`).
+fn decl_ends_at(d: Decl, before: &[u8]) -> bool {
+    match d {
+        Decl::Doctype => true,
+        Decl::Pi(q) => before.last().map_or(q, |&c| c == b'?'),
+        Decl::Comment(n) => {
+            let dashes = before.iter().rev().take_while(|&&c| c == b'-').count();
+            let n = if dashes == before.len() {
+                dashes + usize::from(n)
+            } else {
+                dashes
+            };
+            n >= 2
+        }
+    }
+}
+
+/// The state after the declaration's bytes `taken` (no terminator among them).
+fn decl_after(d: Decl, taken: &[u8]) -> Decl {
+    match d {
+        Decl::Doctype => Decl::Doctype,
+        Decl::Pi(q) => Decl::Pi(taken.last().map_or(q, |&c| c == b'?')),
+        Decl::Comment(n) => {
+            let dashes = taken.iter().rev().take_while(|&&c| c == b'-').count();
+            let n = if dashes == taken.len() {
+                dashes + usize::from(n)
+            } else {
+                dashes
+            };
+            Decl::Comment(n.min(2) as u8)
         }
     }
 }

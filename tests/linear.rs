@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use kindaxml_stream::{parse, Config, Document, Strategy, StreamParser};
+use kindaxml_stream::{parse, Config, Declarations, Document, Strategy, StreamParser};
 
 const MB: usize = 1 << 20;
 
@@ -155,4 +155,16 @@ fn text_streamed_inside_the_deepest_nesting() {
     assert_eq!(deepest, Some(depth), "the text is inside every open tag");
     let body = doc.segments().iter().find(|s| s.text().len() > MB / 2);
     assert_eq!(body.map(|s| s.annotations().len()), Some(depth));
+}
+
+#[test]
+fn unterminated_declaration_floods_in_drop_mode() {
+    // In drop mode a `<?`, `<!--` or `<!DOCTYPE` whose terminator never comes is scanned up
+    // to `max_tag_bytes` (8192) before its `<` turns into text and scanning resumes right
+    // after it, where the next one starts: each of a flood scans that far (a byte loop
+    // took ~10 s per MB; the scan and the replay check are SIMD searches now).
+    for unit in ["<?", "<!--", "<!DOCTYPE", "a <!-- b -> c ?> "] {
+        let config = forward_config().with_declarations(Declarations::Drop);
+        check_shape(unit, &config, &repeat_to(unit, MB), 16);
+    }
 }
