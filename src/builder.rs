@@ -33,8 +33,7 @@ use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
 use crate::output::{
-    Annotation, Annotations, Attrs, Close, Event, Marker, SegAnnotations, SegText, Segment,
-    SharedBuf,
+    Annotation, Attrs, Close, Event, Marker, SegAnnotations, SegText, Segment, SharedBuf,
 };
 use crate::text::{
     ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
@@ -1235,7 +1234,7 @@ impl Builder {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     #[inline(never)]
     fn emit_range(&mut self, f: usize, last: bool) {
-        if self.emit_inside_open(f, last) {
+        if self.open.len() > INLINE_ANNOTATIONS && self.emit_inside_open(f, last) {
             return;
         }
         let a = self.held_start;
@@ -1312,15 +1311,11 @@ impl Builder {
                     shared.insert(s).clone()
                 }
             };
-            let annotations = if cur.len() <= INLINE_ANNOTATIONS {
-                // (A push loop: SmallVec's generic `extend` costs more than 0–2 pushes.)
-                let mut list = Annotations::new();
-                for &k in &cur {
-                    list.push(active[k].ann.clone());
-                }
-                SegAnnotations::Own(list)
-            } else {
-                SegAnnotations::Shared(cur.iter().map(|&k| active[k].ann.clone()).collect())
+            let annotations = match cur.as_slice() {
+                [] => SegAnnotations::Zero,
+                [k] => SegAnnotations::One([active[*k].ann.clone()]),
+                [k, l] => SegAnnotations::Two([active[*k].ann.clone(), active[*l].ann.clone()]),
+                _ => SegAnnotations::Shared(cur.iter().map(|&k| active[k].ann.clone()).collect()),
             };
             self.events.push(Event::Text(Segment {
                 text: SegText::Shared {
@@ -1350,9 +1345,11 @@ impl Builder {
     /// tags costs O(d) (1024 by default) however little text it brings. Returns `false`
     /// (doing nothing) otherwise, and for short lists (the general path keeps them inline).
     fn emit_inside_open(&mut self, f: usize, last: bool) -> bool {
+        if self.open.len() <= INLINE_ANNOTATIONS {
+            return false;
+        }
         let a = self.held_start;
         if f <= a
-            || self.open.len() <= INLINE_ANNOTATIONS
             || self.open.back().is_none_or(|t| t.p > a)
             || !self.started.is_empty()
             || self.pending.front().is_some_and(|p| p.start < f)
@@ -1397,7 +1394,7 @@ impl Builder {
     }
 }
 
-/// Annotations a segment holds inline (`output::Annotations`); longer lists are shared.
+/// Annotations a segment holds inline (`SegAnnotations`); longer lists are shared.
 const INLINE_ANNOTATIONS: usize = 2;
 
 /// Emissions of at least this many bytes may adopt the builder's buffer instead of copying.
