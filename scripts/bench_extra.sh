@@ -50,6 +50,25 @@ for shape in lt_flood open_quote one_line amp_flood deep_nest; do
   done
 done
 
+# Scaling in wall time, interleaved: criterion measures 1x, 2x and 4x one after another, so a
+# burst of load from another tenant of this shared machine during one of them skews that
+# ratio. Here each round times 1 MiB and then 4 MiB (the same total bytes: 4x the
+# iterations at 1 MiB) back to back, and the median of the rounds' ratios is reported.
+for shape in lt_flood open_quote one_line amp_flood deep_nest; do
+  for chunk in 0 1; do
+    if [ "$chunk" = 0 ]; then n=16; else n=8; fi
+    ratios=""
+    for _ in 1 2 3 4 5 6 7; do
+      a=$(PRESET=scaling ./target/release/examples/profile_parse $shape 1048576 $n $chunk | awk '{print $(NF-1)}')
+      b=$(PRESET=scaling ./target/release/examples/profile_parse $shape 4194304 $((n / 4)) $chunk | awk '{print $(NF-1)}')
+      ratios="$ratios $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", 4 * a / b}')"
+    done
+    med=$(printf '%s\n' $ratios | median)
+    echo "{\"kind\":\"wall_scaling\",\"shape\":\"$shape\",\"chunk\":$chunk,\"median\":$med,\"rounds\":\"${ratios# }\"}" >> "$out"
+    echo "$shape chunk=$chunk: 4x input -> ${med}x time (rounds:$ratios)"
+  done
+done
+
 # Instructions per byte (callgrind, 1 MiB, the throughput benches' configuration): our
 # one-shot parse and 4-/1-byte chunks next to kindaxml, quick-xml and a memchr scan. Each
 # count minus the same run with ITERS=0 (input generation only).
