@@ -1162,15 +1162,7 @@ fn decl_ends_at(d: Decl, before: &[u8]) -> bool {
     match d {
         Decl::Doctype => true,
         Decl::Pi(q) => before.last().map_or(q, |&c| c == b'?'),
-        Decl::Comment(n) => {
-            let dashes = before.iter().rev().take_while(|&&c| c == b'-').count();
-            let n = if dashes == before.len() {
-                dashes + usize::from(n)
-            } else {
-                dashes
-            };
-            n >= 2
-        }
+        Decl::Comment(n) => trailing_dashes(n, before) == 2,
     }
 }
 
@@ -1179,15 +1171,18 @@ fn decl_after(d: Decl, taken: &[u8]) -> Decl {
     match d {
         Decl::Doctype => Decl::Doctype,
         Decl::Pi(q) => Decl::Pi(taken.last().map_or(q, |&c| c == b'?')),
-        Decl::Comment(n) => {
-            let dashes = taken.iter().rev().take_while(|&&c| c == b'-').count();
-            let n = if dashes == taken.len() {
-                dashes + usize::from(n)
-            } else {
-                dashes
-            };
-            Decl::Comment(n.min(2) as u8)
-        }
+        Decl::Comment(n) => Decl::Comment(trailing_dashes(n, taken)),
+    }
+}
+
+/// The dashes (at most 2) ending the bytes `n` dashes were counted before, then `b`.
+fn trailing_dashes(n: u8, b: &[u8]) -> u8 {
+    match b {
+        [.., b'-', b'-'] => 2,
+        [b'-'] => (n + 1).min(2),
+        [.., b'-'] => 1,
+        [] => n,
+        _ => 0,
     }
 }
 
