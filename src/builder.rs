@@ -331,6 +331,7 @@ impl Builder {
     /// (`text::plain_str`): `head` (a character completed across chunks, if any) then
     /// `body`, under the same conditions; returns `false` (doing nothing) if they do not hold
     /// or there is no text.
+    #[inline]
     pub(crate) fn append_plain_str(&mut self, head: Option<char>, body: &str) -> bool {
         let h = head.map_or(0, char::len_utf8);
         let n = h + body.len();
