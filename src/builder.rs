@@ -1235,7 +1235,7 @@ impl Builder {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     #[inline(never)]
     fn emit_range(&mut self, f: usize, last: bool) {
-        if self.open.len() > INLINE_ANNOTATIONS && self.emit_inside_open(f, last) {
+        if self.emit_inside_open(f, last) {
             return;
         }
         let a = self.held_start;

@@ -1159,10 +1159,10 @@ impl Tokenizer {
 /// recorded) ends the declaration: `?>` for a processing instruction, `-->` for a comment,
 /// any `>` for a DOCTYPE. The opener's own `?` or dashes never count (`<?>`, `<!-->`).
 fn decl_ends_at(d: Decl, before: &[u8]) -> bool {
-    match d {
+    match decl_after(d, before) {
         Decl::Doctype => true,
-        Decl::Pi(q) => before.last().map_or(q, |&c| c == b'?'),
-        Decl::Comment(n) => trailing_dashes(n, before) == 2,
+        Decl::Pi(q) => q,
+        Decl::Comment(n) => n == 2,
     }
 }
 
