@@ -60,6 +60,15 @@ impl Shape {
     pub fn from_name(s: &str) -> Option<Shape> {
         Shape::ALL.into_iter().find(|x| x.name() == s)
     }
+
+    /// The shapes built to break parsers (measured for linear scaling), as opposed to the
+    /// LLM-like ones.
+    pub fn is_hostile(self) -> bool {
+        !matches!(
+            self,
+            Shape::Prose | Shape::Dense | Shape::Plain | Shape::Unicode
+        )
+    }
 }
 
 struct Rng(u64);
@@ -378,6 +387,22 @@ pub fn quick_xml_events(input: &str) -> usize {
             Err(e) => panic!("well-formed corpus rejected: {e}"),
         }
     }
+}
+
+/// The configuration of the scaling benches and measurements on the hostile shapes:
+/// defaults with `cite`/`note`/`todo`/`a`/`b` recognized, `note` recovering forward, and
+/// `max_span_bytes` at 64 KiB, so held output stays a sliding window at every size; nested
+/// mode (`autoclose_on_any_tag` off) for `deep_nest`.
+pub fn scaling_config(shape: Shape) -> kindaxml_stream::Config {
+    use kindaxml_stream::{Config, Strategy};
+    Config::default()
+        .with_tags(["cite", "note", "todo", "a", "b"])
+        .unwrap()
+        .with_recovery("note", Strategy::ForwardUntilTag)
+        .unwrap()
+        .with_max_span_bytes(64 << 10)
+        .unwrap()
+        .with_autoclose_on_any_tag(shape != Shape::DeepNest)
 }
 
 /// Our configuration in every comparison with kindaxml: its defaults (`kindaxml_compat`),

@@ -8,11 +8,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kindaxml_stream::{parse, Config, Document, Strategy, StreamParser};
+use kindaxml_stream::{parse, Config, Document, StreamParser};
 
 #[path = "corpus.rs"]
 mod corpus;
-use corpus::{compat_config, corpus, kindaxml_config, quick_xml_events, Shape};
+use corpus::{compat_config, corpus, kindaxml_config, quick_xml_events, scaling_config, Shape};
 
 fn chunked(config: &Config, input: &str, size: usize) -> usize {
     let mut p = StreamParser::new(config);
@@ -106,14 +106,6 @@ fn bench_shape(c: &mut Criterion, shape: Shape) {
 /// between the two, which would blur the ratio). The default preset decodes entities, so
 /// `amp_flood` exercises the reference lexer.
 fn scaling(c: &mut Criterion) {
-    let default = Config::default()
-        .with_tags(["cite", "note", "todo", "a", "b"])
-        .unwrap()
-        .with_recovery("note", Strategy::ForwardUntilTag)
-        .unwrap()
-        .with_max_span_bytes(64 << 10)
-        .unwrap();
-    let nested = default.clone().with_autoclose_on_any_tag(false);
     for shape in [
         Shape::LtFlood,
         Shape::OpenQuote,
@@ -121,11 +113,7 @@ fn scaling(c: &mut Criterion) {
         Shape::AmpFlood,
         Shape::DeepNest,
     ] {
-        let config = if shape == Shape::DeepNest {
-            nested.clone()
-        } else {
-            default.clone()
-        };
+        let config = scaling_config(shape);
         let mut g = c.benchmark_group(format!("scaling/{}", shape.name()));
         g.sample_size(10);
         g.warm_up_time(Duration::from_millis(300));

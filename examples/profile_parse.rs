@@ -9,7 +9,7 @@
 //! hands out tokens, instead of byte chunks fed with `update_bytes`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `PRESET=scaling` selects
 //! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
-use kindaxml_stream::{parse, Config, Strategy, StreamParser};
+use kindaxml_stream::{parse, StreamParser};
 
 #[path = "../benches/corpus.rs"]
 mod corpus;
@@ -26,15 +26,7 @@ fn main() {
         _ => corpus::corpus(shape, size, 1),
     };
     let config = if std::env::var("PRESET").as_deref() == Ok("scaling") {
-        // The configuration of the scaling benches (benches/throughput.rs).
-        Config::default()
-            .with_tags(["cite", "note", "todo", "a", "b"])
-            .unwrap()
-            .with_recovery("note", Strategy::ForwardUntilTag)
-            .unwrap()
-            .with_max_span_bytes(64 << 10)
-            .unwrap()
-            .with_autoclose_on_any_tag(shape != corpus::Shape::DeepNest)
+        corpus::scaling_config(shape)
     } else {
         // The configuration of the throughput benches.
         corpus::compat_config()

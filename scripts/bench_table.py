@@ -168,4 +168,30 @@ if os.path.exists(extra):
                    f"{r['qx_bytes'] / 1e6 / r['qx_s']:.0f} | {r['qx_rss_kb'] / 1024:.1f} MB |")
         ratio = (r['kxml_bytes'] / r['kxml_s']) / (r['qx_bytes'] / r['qx_s'])
         out.append(f"\nThroughput ratio kxml / quick-xml: {ratio:.2f}×.\n")
+allocs = os.path.join(os.path.dirname(__file__), "..", "target", "bench-allocs.jsonl")
+if os.path.exists(allocs):
+    rows = [json.loads(l) for l in open(allocs) if l.strip()]
+    out.append("## Allocations\n")
+    out.append("`cargo bench --bench allocations`: a counting global allocator around each run on 1 MiB")
+    out.append("of each shape (the throughput benches' configuration; the scaling benches' for the")
+    out.append("hostile shapes), events counted and dropped as they come. Counts, not times: the same")
+    out.append("on every run. Allocations follow tags (one annotation each; attributes and short")
+    out.append("names inline) and emissions longer than 128 bytes, not input bytes or updates")
+    out.append("(DESIGN.md, decision 31). \"Peak live\" is the most heap in use above what was live")
+    out.append("before the run: `parse` holds its whole document, a stream only what it holds back.\n")
+    out.append("| shape | run | allocations / MB | bytes allocated / MB | peak live | updates | events |")
+    out.append("|---|---|---|---|---|---|---|")
+    for r in rows:
+        mb = r["bytes_in"] / (1 << 20)
+        if r["mode"] == "parse":
+            run = "`parse`"
+        elif r["mode"] == "bytes":
+            run = f"{r['chunk']}-byte chunks"
+        else:
+            run = f"`&str` tokens of ≤ {r['chunk']} bytes"
+        peak = r["peak"]
+        peak_s = f"{peak / (1 << 20):.1f} MiB" if peak >= 1 << 20 else f"{peak / 1024:.0f} KiB"
+        out.append(f"| {r['shape']} | {run} | {r['allocs'] / mb:,.0f} | {r['bytes'] / mb / (1 << 20):.2f} MiB | "
+                   f"{peak_s} | {r['updates']:,} | {r['events']:,} |")
+    out.append("")
 print("\n".join(out))

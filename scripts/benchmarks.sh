@@ -9,6 +9,7 @@ export KXS_BENCH_SHAPES="${KXS_BENCH_SHAPES:-prose,dense,plain,unicode,lt_flood,
 cargo bench --bench throughput
 cargo bench --bench stream --features stream
 cargo bench --bench llm_response
+cargo bench --bench allocations
 scripts/bench_extra.sh
 python3 scripts/bench_table.py > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"
