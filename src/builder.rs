@@ -168,6 +168,9 @@ pub(crate) struct Builder {
     /// The annotations of `open`, in order, once an emission has needed them as a list;
     /// dropped whenever a tag opens or closes (see `emit_inside_open`).
     open_list: Option<Arc<[Annotation]>>,
+    /// The buffer of the last short emission (`POOL_MAX`), rewritten by the next one once no
+    /// event holds it (decision 31); none until the first.
+    pool: Option<Arc<String>>,
     pub(crate) events: Vec<Event>,
     /// Changed since the last flush (a flush of an unchanged builder emits nothing).
     dirty: bool,
@@ -200,6 +203,7 @@ impl Builder {
             markers: VecDeque::new(),
             cur_buf: Vec::new(),
             open_list: None,
+            pool: None,
             events: Vec::new(),
             dirty: false,
         }
@@ -1308,7 +1312,7 @@ impl Builder {
                 Some(s) => s.clone(),
                 None => {
                     let s = self.take_text(f, last);
-                    adopted = matches!(s.0, SharedBuf::Adopted(_));
+                    adopted = s.0.adopted();
                     shared.insert(s).clone()
                 }
             };
@@ -1365,7 +1369,7 @@ impl Builder {
             .get_or_insert_with(|| self.open.iter().map(|t| t.ann.clone()).collect())
             .clone();
         let (buf, base) = self.take_text(f, last);
-        let adopted = matches!(buf, SharedBuf::Adopted(_));
+        let adopted = buf.adopted();
         self.events.push(Event::Text(Segment {
             text: SegText::Shared {
                 buf,
@@ -1401,12 +1405,35 @@ const INLINE_ANNOTATIONS: usize = 2;
 /// Emissions of at least this many bytes may adopt the builder's buffer instead of copying.
 const ADOPT_MIN: usize = 16 << 10;
 
+/// Emissions of at most this many bytes are copied into the builder's reusable buffer
+/// (`Builder::pool`), which is this large: a stream whose events are dropped before the
+/// next update (the usual consumer) then allocates nothing per emission, however small
+/// its chunks; longer emissions allocate once per at least this many bytes.
+const POOL_MAX: usize = 128;
+
+/// The pooled buffer holding `text` (at most `POOL_MAX` bytes): `pool`'s own, rewritten,
+/// when nothing else holds it any more; else a new one, which becomes the pool.
+fn pooled(pool: &mut Option<Arc<String>>, text: &str) -> SharedBuf {
+    if let Some(p) = pool {
+        if let Some(s) = Arc::get_mut(p) {
+            s.clear();
+            s.push_str(text);
+            return SharedBuf::Pooled(Arc::clone(p));
+        }
+    }
+    let mut s = String::with_capacity(POOL_MAX);
+    s.push_str(text);
+    let p = Arc::new(s);
+    *pool = Some(Arc::clone(&p));
+    SharedBuf::Pooled(p)
+}
+
 impl Builder {
     /// The buffer for the emitted text `[held_start, f)` and the offset of its first byte.
     ///
-    /// Small emissions copy the text out (one allocation; the builder keeps its buffer for
-    /// reuse). A large emission that leaves little before or after it in the builder's buffer
-    /// takes that buffer whole and moves the rest (at most an eighth of the emitted size) to a
+    /// Short emissions copy the text into the pooled buffer (`pooled`), others copy it out
+    /// (one allocation; the builder keeps its buffer for reuse). A large emission that
+    /// leaves little before or after it in the builder's buffer takes that buffer whole and moves the rest (at most an eighth of the emitted size) to a
     /// new one, so the bulk of the text is never copied; `last` (end of input) means no text
     /// follows, so the new buffer gets no spare room.
     // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_to`).
@@ -1416,6 +1443,9 @@ impl Builder {
         let hi = self.held_off + n;
         let before = self.held_off;
         let after = self.held.len() - hi;
+        if n <= POOL_MAX {
+            return (pooled(&mut self.pool, &self.held[before..hi]), 0);
+        }
         if n < ADOPT_MIN || before > n / 8 || after > n / 8 {
             return (SharedBuf::Copied(Arc::from(&self.held[before..hi])), 0);
         }

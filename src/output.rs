@@ -514,28 +514,37 @@ pub struct Segment {
 }
 
 /// The buffer an emission's segments share: a copy of the emitted text (`Copied`, one
-/// allocation), or the builder's whole text buffer handed over without copying (`Adopted`,
-/// for large emissions that empty the builder; see DESIGN.md decision 27).
+/// allocation), the builder's whole text buffer handed over without copying (`Adopted`,
+/// for large emissions that empty the builder; see DESIGN.md decision 27), or the
+/// builder's small reusable buffer holding a short emission (`Pooled`, rewritten only
+/// once no event holds it any more; decision 31).
 #[derive(Clone)]
 pub(crate) enum SharedBuf {
     Copied(Arc<str>),
     Adopted(Arc<String>),
+    Pooled(Arc<String>),
 }
 
 impl SharedBuf {
     fn as_str(&self) -> &str {
         match self {
             SharedBuf::Copied(s) => s,
-            SharedBuf::Adopted(s) => s,
+            SharedBuf::Adopted(s) | SharedBuf::Pooled(s) => s,
         }
     }
 
     fn same(&self, other: &SharedBuf) -> bool {
         match (self, other) {
             (SharedBuf::Copied(a), SharedBuf::Copied(b)) => Arc::ptr_eq(a, b),
-            (SharedBuf::Adopted(a), SharedBuf::Adopted(b)) => Arc::ptr_eq(a, b),
+            (SharedBuf::Adopted(a), SharedBuf::Adopted(b))
+            | (SharedBuf::Pooled(a), SharedBuf::Pooled(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
+    }
+
+    /// Whether this is the builder's text buffer, handed over (decision 27).
+    pub(crate) fn adopted(&self) -> bool {
+        matches!(self, SharedBuf::Adopted(_))
     }
 }
 

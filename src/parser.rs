@@ -555,7 +555,7 @@ pub fn parse_bytes(input: &[u8], config: &Config) -> Result<Document, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::{Event, SegText, SharedBuf};
+    use crate::output::{Event, SegText};
 
     /// Per text event: whether its buffer was adopted (`true`) or copied (`false`).
     fn buffers(events: &[Event]) -> Vec<bool> {
@@ -563,7 +563,7 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 Event::Text(s) => match &s.text {
-                    SegText::Shared { buf, .. } => Some(matches!(buf, SharedBuf::Adopted(_))),
+                    SegText::Shared { buf, .. } => Some(buf.adopted()),
                     SegText::Owned(_) => None,
                 },
                 Event::Marker(_) => None,
@@ -720,6 +720,62 @@ mod tests {
         }
     }
 
+    /// The pooled buffer of each text event's segment (short emissions), as an address.
+    fn pooled(events: &[Event]) -> Vec<*const String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(s) => match &s.text {
+                    SegText::Shared {
+                        buf: crate::output::SharedBuf::Pooled(b),
+                        ..
+                    } => Some(std::sync::Arc::as_ptr(b)),
+                    _ => None,
+                },
+                Event::Marker(_) => None,
+            })
+            .collect()
+    }
+
+    fn text_of(events: &[Event]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(s) => Some(s.text()),
+                Event::Marker(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn short_emissions_reuse_the_pooled_buffer_only_once_released() {
+        // No recognized tag: text is final as soon as it arrives, one emission per update.
+        let mut p = StreamParser::new(&Config::default());
+        let a: Vec<Event> = p.update("Hello").unwrap().collect();
+        let b: Vec<Event> = p.update(", world").unwrap().collect();
+        let (pa, pb) = (pooled(&a), pooled(&b));
+        assert_eq!((pa.len(), pb.len()), (1, 1));
+        // `a` is still held, so `b` could not rewrite its buffer: a new one, `a` intact.
+        assert_ne!(pa, pb);
+        assert_eq!(text_of(&a), "Hello");
+        assert_eq!(text_of(&b), ", world");
+        drop(a);
+        drop(b);
+        // Nothing holds the pool now: the next short emission rewrites it in place.
+        let c: Vec<Event> = p.update("!").unwrap().collect();
+        assert_eq!(pooled(&c), pb);
+        assert_eq!(text_of(&c), "!");
+        // A document that keeps segments gets the same text as always.
+        let mut doc = Document::new();
+        doc.extend(c);
+        for t in [" More", " text", " here."] {
+            doc.extend(p.update(t).unwrap());
+        }
+        doc.extend(p.finish().unwrap());
+        assert_eq!(doc.text(), "! More text here.");
+        assert_eq!(doc, parse("! More text here.", &Config::default()));
+    }
+
     #[test]
     fn large_emissions_adopt_the_buffer_and_keep_the_rest() {
         let config = Config::default().with_tags(["cite"]).unwrap();
@@ -757,11 +813,8 @@ mod tests {
         // One-shot: one emission at the end, all of it in the adopted buffer.
         let once = parse(&input, &config);
         assert!(once.segments().iter().all(|s| matches!(
-            s.text,
-            SegText::Shared {
-                buf: SharedBuf::Adopted(_),
-                ..
-            }
+            &s.text,
+            SegText::Shared { buf, .. } if buf.adopted()
         )));
     }
 

@@ -216,7 +216,14 @@ pub(crate) struct Tokenizer {
     leading: Leading,
     replays: Vec<Replay>,
     aborted: Option<Replay>,
+    /// The buffer of the last finished replay, empty, for the next aborted construct: a
+    /// flood of aborts (an unclosed quote before each `<`) allocates only as deep as
+    /// replays nest, not once per abort.
+    spare: String,
 }
+
+/// Finished replay buffers up to this capacity are kept for reuse (`Tokenizer::spare`).
+const SPARE_MAX: usize = 1024;
 
 /// Byte classes for the tag lexer's fast path: bytes that cannot change its phase.
 const CLASS_NAME: u8 = 1;
@@ -291,6 +298,7 @@ impl Tokenizer {
             },
             replays: Vec::new(),
             aborted: None,
+            spare: String::new(),
         }
     }
 
@@ -335,6 +343,9 @@ impl Tokenizer {
             r.pos += n;
             if r.pos < r.text.len() {
                 self.replays.push(r);
+            } else if r.text.capacity() <= SPARE_MAX {
+                r.text.clear();
+                self.spare = r.text;
             }
             if let Some(nr) = self.aborted.take() {
                 self.replays.push(nr);
@@ -407,8 +418,10 @@ impl Tokenizer {
             return;
         }
         b.text(&self.cand[..lead]);
+        let mut text = std::mem::take(&mut self.spare);
+        text.push_str(rest);
         self.aborted = Some(Replay {
-            text: rest.to_string(),
+            text,
             pos: 0,
             src: self.cand_src + lead,
         });
