@@ -1411,21 +1411,28 @@ const ADOPT_MIN: usize = 16 << 10;
 /// its chunks; longer emissions allocate once per at least this many bytes.
 const POOL_MAX: usize = 128;
 
-/// The pooled buffer holding `text` (at most `POOL_MAX` bytes): `pool`'s own, rewritten,
-/// when nothing else holds it any more; else a new one, which becomes the pool.
+/// The buffer for a short emission `text` (at most `POOL_MAX` bytes): the pooled one,
+/// rewritten, when nothing else holds it any more (the first time, a new one); while an
+/// event still holds it, a copy of exact size as for longer emissions, so a consumer that
+/// keeps its events pays what it did without the pool.
 fn pooled(pool: &mut Option<Arc<String>>, text: &str) -> SharedBuf {
-    if let Some(p) = pool {
-        if let Some(s) = Arc::get_mut(p) {
-            s.clear();
+    match pool {
+        Some(p) => match Arc::get_mut(p) {
+            Some(s) => {
+                s.clear();
+                s.push_str(text);
+                SharedBuf::Pooled(Arc::clone(p))
+            }
+            None => SharedBuf::Copied(Arc::from(text)),
+        },
+        None => {
+            let mut s = String::with_capacity(POOL_MAX);
             s.push_str(text);
-            return SharedBuf::Pooled(Arc::clone(p));
+            let p = Arc::new(s);
+            *pool = Some(Arc::clone(&p));
+            SharedBuf::Pooled(p)
         }
     }
-    let mut s = String::with_capacity(POOL_MAX);
-    s.push_str(text);
-    let p = Arc::new(s);
-    *pool = Some(Arc::clone(&p));
-    SharedBuf::Pooled(p)
 }
 
 impl Builder {

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{random_cuts, run_bytes, run_str, split_at, to_char_cuts, Rng};
+use common::{
+    flat, random_cuts, run_bytes, run_bytes_dropping, run_str, split_at, to_char_cuts, Rng,
+};
 use kindaxml_stream::{
     parse, Config, Declarations, DuplicateAttrs, EmptyElements, SelfClosing, Strategy,
     StrayEndTagPolicy, UnknownMode,
@@ -194,6 +196,18 @@ fn check(config: &Config, input: &str, rng: &mut Rng, what: &str) {
         got, want,
         "{what}: 1-byte chunks\ninput {input:?}\nconfig {config:?}"
     );
+    // Events dropped as they come (the parser then reuses its buffers).
+    let k = 1 + rng.below(bytes.len().max(1));
+    let cuts = random_cuts(rng, bytes.len(), k);
+    for (how, parts) in [
+        ("random", split_at(bytes, &cuts)),
+        ("1-byte", split_at(bytes, &ones)),
+    ] {
+        assert!(
+            run_bytes_dropping(config, &parts) == flat(&want),
+            "{what}: {how} chunks, events dropped\ninput {input:?}\nconfig {config:?}"
+        );
+    }
 }
 
 #[test]

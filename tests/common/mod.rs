@@ -1,7 +1,7 @@
 //! Shared test helpers: a seeded RNG, chunked feeding, and document comparison.
 #![allow(dead_code)]
 
-use kindaxml_stream::{parse, Config, Document, Event, StreamParser};
+use kindaxml_stream::{parse, Annotation, Config, Document, Event, Marker, StreamParser};
 
 /// SplitMix64: small, seeded, good enough for test-case generation.
 #[derive(Debug, Clone)]
@@ -103,6 +103,41 @@ pub fn run_bytes(config: &Config, chunks: &[&[u8]]) -> Document {
     }
     p.finish().expect("finish").for_each(|e| d.push(e));
     d.doc
+}
+
+/// A document as plain values: merged text runs with their annotations, and the markers.
+pub type Flat = (Vec<(String, Vec<Annotation>)>, Vec<Marker>);
+
+/// `doc` as plain values.
+pub fn flat(doc: &Document) -> Flat {
+    let runs = doc
+        .segments()
+        .iter()
+        .map(|s| (s.text().to_string(), s.annotations().to_vec()))
+        .collect();
+    (runs, doc.markers().to_vec())
+}
+
+/// Feeds `chunks` as bytes and reads every event the moment it comes, keeping only copies
+/// of its values and dropping it before the next update, as `kxml` does. Short emissions
+/// then share the parser's pooled buffer, rewritten by the next one (DESIGN.md, decision
+/// 31); runs are merged as `Document::push` merges segments.
+pub fn run_bytes_dropping(config: &Config, chunks: &[&[u8]]) -> Flat {
+    let mut p = StreamParser::new(config);
+    let mut runs: Vec<(String, Vec<Annotation>)> = Vec::new();
+    let mut markers = Vec::new();
+    let mut take = |e: Event| match e {
+        Event::Text(s) => match runs.last_mut() {
+            Some(last) if s.same_annotations(&last.1) => last.0.push_str(s.text()),
+            _ => runs.push((s.text().to_string(), s.annotations().to_vec())),
+        },
+        Event::Marker(m) => markers.push(m),
+    };
+    for c in chunks {
+        p.update_bytes(c).expect("update_bytes").for_each(&mut take);
+    }
+    p.finish().expect("finish").for_each(&mut take);
+    (runs, markers)
 }
 
 /// Splits `s` at the given byte positions (sorted, deduplicated by the caller).
