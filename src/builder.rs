@@ -1406,9 +1406,9 @@ const INLINE_ANNOTATIONS: usize = 2;
 const ADOPT_MIN: usize = 16 << 10;
 
 /// Emissions of at most this many bytes are copied into the builder's reusable buffer
-/// (`Builder::pool`), which is this large: a stream whose events are dropped before the
-/// next update (the usual consumer) then allocates nothing per emission, however small
-/// its chunks; longer emissions allocate once per at least this many bytes.
+/// (`Builder::pool`, this large) when no event holds it: a stream whose events are dropped
+/// before the next update (the usual consumer) then allocates nothing per emission, however
+/// small its chunks; longer emissions allocate once per at least this many bytes.
 const POOL_MAX: usize = 128;
 
 /// The buffer for a short emission `text` (at most `POOL_MAX` bytes): the pooled one,
@@ -1440,9 +1440,10 @@ impl Builder {
     ///
     /// Short emissions copy the text into the pooled buffer (`pooled`), others copy it out
     /// (one allocation; the builder keeps its buffer for reuse). A large emission that
-    /// leaves little before or after it in the builder's buffer takes that buffer whole and moves the rest (at most an eighth of the emitted size) to a
-    /// new one, so the bulk of the text is never copied; `last` (end of input) means no text
-    /// follows, so the new buffer gets no spare room.
+    /// leaves little before or after it in the builder's buffer takes that buffer whole and
+    /// moves the rest (at most an eighth of the emitted size) to a new one, so the bulk of
+    /// the text is never copied; `last` (end of input) means no text follows, so the new
+    /// buffer gets no spare room.
     // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_to`).
     #[allow(clippy::string_slice)]
     fn take_text(&mut self, f: usize, last: bool) -> (SharedBuf, usize) {
