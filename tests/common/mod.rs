@@ -201,8 +201,20 @@ pub fn check_chunk_invariance(
         }
         Ok(())
     };
+    // Events read and dropped at once (the parser then reuses its buffers, decision 31).
+    let flat_want = flat(&want);
+    let check_dropping = |cuts: &[usize], what: &str| -> Result<(), String> {
+        let got = run_bytes_dropping(config, &split_at(bytes, cuts));
+        if got != flat_want {
+            return Err(format!(
+                "{what} (bytes, events dropped, cuts {cuts:?}):\n got  {got:?}\n want {flat_want:?}"
+            ));
+        }
+        Ok(())
+    };
     for i in 0..=n {
         check_bytes(&[i], "2-way split")?;
+        check_dropping(&[i], "2-way split")?;
     }
     if n <= 48 {
         for i in 0..=n {
@@ -213,6 +225,7 @@ pub fn check_chunk_invariance(
     }
     let ones: Vec<usize> = (1..n).collect();
     check_bytes(&ones, "1-byte chunks")?;
+    check_dropping(&ones, "1-byte chunks")?;
     for _ in 0..randoms {
         let k = 1 + rng.below(n.max(1));
         let cuts = random_cuts(rng, n, k);
