@@ -80,6 +80,9 @@ pub struct StreamParser {
     /// Chunks the split-character short path took (for tests).
     #[cfg(test)]
     split_taken: usize,
+    /// Chunks the inside-a-tag short path took (for tests).
+    #[cfg(test)]
+    tag_taken: usize,
 }
 
 /// What [`StreamParser::feed_plain`] did with a chunk.
@@ -99,6 +102,10 @@ const FEED_SLICE: usize = 64 << 10;
 /// Longest chunk [`StreamParser::take_plain`] and [`StreamParser::feed_plain`] take (longer
 /// ones are faster through the tokenizer's `memchr` search and bulk copy).
 const PLAIN_MAX: usize = 32;
+
+/// Longest chunk the fast path inside a tag candidate tries (`Tokenizer::take_tag_chunk`):
+/// a longer one most often holds the tag's `>`, and the full path's cost is spread over it.
+const TAG_CHUNK_MAX: usize = 32;
 
 /// The events one call made final. Dropping it unconsumed discards them.
 #[derive(Debug)]
@@ -185,6 +192,8 @@ impl StreamParser {
             text_budget: 0,
             #[cfg(test)]
             split_taken: 0,
+            #[cfg(test)]
+            tag_taken: 0,
         }
     }
 
@@ -277,6 +286,22 @@ impl StreamParser {
         true
     }
 
+    /// Accounts for a chunk the fast path inside a tag candidate took (a tag streamed a few
+    /// bytes at a time): a chunk of whole characters that neither completes nor aborts the
+    /// candidate only extends it (`Tokenizer::take_tag_chunk`).
+    /// The builder is untouched, so the flush the full path ends with would emit nothing,
+    /// and the plain-text budgets stay 0 (no plain text passes inside a tag).
+    fn took_tag(&mut self, len: usize) {
+        debug_assert!(self.plain_budget == 0 && self.text_budget == 0);
+        debug_assert!(self.builder.flush_is_noop(), "builder changed inside a tag");
+        self.src += len;
+        self.utf8.consumed += len as u64;
+        #[cfg(test)]
+        {
+            self.tag_taken += 1;
+        }
+    }
+
     /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
     fn flush(&mut self) -> Events<'_> {
         self.builder.flush();
@@ -365,6 +390,15 @@ impl StreamParser {
         if self.utf8.has_partial() {
             return self.update_slow(chunk.as_bytes());
         }
+        if chunk.len() <= TAG_CHUNK_MAX
+            && self.tokenizer.in_tag()
+            && self
+                .tokenizer
+                .take_tag_chunk(&self.rules, chunk.as_bytes(), Some(chunk))
+        {
+            self.took_tag(chunk.len());
+            return Ok(Events::of(&mut self.builder.events));
+        }
         self.plain_budget = 0;
         // Input offsets (of a later invalid byte) count text chunks too.
         self.utf8.consumed += chunk.len() as u64;
@@ -394,6 +428,14 @@ impl StreamParser {
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        if chunk.len() <= TAG_CHUNK_MAX
+            && self.tokenizer.in_tag()
+            && !self.utf8.has_partial()
+            && self.tokenizer.take_tag_chunk(&self.rules, chunk, None)
+        {
+            self.took_tag(chunk.len());
+            return Ok(Events::of(&mut self.builder.events));
+        }
         // A byte chunk of plain text that completes or splits a character.
         if (self.utf8.has_partial() || chunk.last().is_some_and(|&c| c >= 0x80))
             && self.take_plain_unicode(chunk, None)
@@ -717,6 +759,74 @@ mod tests {
             }
             doc.extend(p.finish().unwrap());
             assert_eq!(doc, parse(&input, &config), "chunks of {size}");
+        }
+    }
+
+    /// Chunks inside a tag candidate that neither complete nor abort it (no `>`; not the
+    /// `/` of an end tag, which the full path takes) take the tag path: nothing emitted, the
+    /// candidate longer by the chunk, and the document of `parse`, as bytes and as text.
+    #[test]
+    fn chunks_inside_a_tag_take_the_tag_path() {
+        let config = Config::default()
+            .with_tags(["cite", "note"])
+            .unwrap()
+            .with_recovery("note", crate::Strategy::ForwardUntilTag)
+            .unwrap();
+        let input = "Intro <cite id=\"a b\nc\" src='x>y' ok>body</cite> and \
+                     <note lang=en-GB v=é>nö</note>, <unknown a=1>.";
+        let tags: Vec<(usize, usize)> = input
+            .match_indices('<')
+            .map(|(lt, _)| {
+                let after = input[lt + 1..].find('>').unwrap();
+                (lt, lt + 1 + after)
+            })
+            .collect();
+        // The `>` inside the quoted `src` value ends that candidate (a tag ends at its
+        // first `>`): the lexer agrees with this scan.
+        assert_eq!(tags.len(), 5);
+        for size in 1..=6 {
+            for as_text in [false, true] {
+                let mut p = StreamParser::new(&config);
+                let mut doc = Document::new();
+                let mut at = 0;
+                let mut expect_taken = 0;
+                while at < input.len() {
+                    let mut cut = (at + size).min(input.len());
+                    while as_text && !input.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    let c = &input.as_bytes()[at..cut];
+                    let end = cut - 1;
+                    let inside = tags.iter().any(|&(lt, gt)| {
+                        at > lt && end < gt && !(at == lt + 1 && c.starts_with(b"/"))
+                    });
+                    let (taken, pending) = (p.tag_taken, p.pending_input_bytes());
+                    let ev: Vec<Event> = if as_text {
+                        p.update(&input[at..cut]).unwrap().collect()
+                    } else {
+                        p.update_bytes(c).unwrap().collect()
+                    };
+                    if inside && input.is_char_boundary(at) && input.is_char_boundary(end + 1) {
+                        let what = format!("chunks of {size} at {at} ({c:?}, text {as_text})");
+                        assert_eq!(p.tag_taken, taken + 1, "{what}");
+                        assert!(ev.is_empty(), "{what}");
+                        assert_eq!(p.pending_input_bytes(), pending + c.len(), "{what}");
+                        expect_taken += 1;
+                    }
+                    at = cut;
+                    doc.extend(ev);
+                }
+                doc.extend(p.finish().unwrap());
+                assert_eq!(
+                    doc,
+                    parse(input, &config),
+                    "chunks of {size}, text {as_text}"
+                );
+                assert_eq!(
+                    p.tag_taken, expect_taken,
+                    "chunks of {size}, text {as_text}"
+                );
+            }
         }
     }
 

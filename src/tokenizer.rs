@@ -78,6 +78,21 @@ enum Phase {
     Quoted(u8),
 }
 
+impl Phase {
+    /// The `BYTE_CLASS` bits of the bytes that cannot change this phase (0: every byte
+    /// may).
+    #[inline]
+    fn run_mask(self) -> u8 {
+        match self {
+            Phase::Name | Phase::AttrName => CLASS_NAME,
+            Phase::Unquoted => CLASS_UNQUOTED,
+            Phase::Quoted(b'"') => CLASS_IN_DQ,
+            Phase::Quoted(_) => CLASS_IN_SQ,
+            _ => 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct TagLex {
     phase: Phase,
@@ -311,6 +326,83 @@ impl Tokenizer {
             State::Backticks { n, .. } | State::Tildes(n) => *n,
             _ => self.cand.len(),
         }
+    }
+
+    /// Whether a tag candidate is open (`<` seen, `>` not yet): where
+    /// [`take_tag_chunk`](Tokenizer::take_tag_chunk) may apply.
+    #[inline]
+    pub(crate) fn in_tag(&self) -> bool {
+        matches!(self.state, State::Lt | State::Tag(_))
+    }
+
+    /// The fast path for a chunk inside a tag candidate (a tag streamed a few bytes at a
+    /// time): if the chunk neither completes nor aborts the candidate, the machine would only
+    /// append it to `cand` and move the lexer's phase, so that is all this does, without the
+    /// builder. Returns `false`, changing nothing, otherwise: outside a candidate, with
+    /// replays pending, after `<` before a byte that does not start a name, on a `>` (most
+    /// often a tag's last chunk, sent the full way at once), on an abort, or on invalid
+    /// UTF-8. `text` is `chunk` as text if known.
+    // Bounds: `BYTE_CLASS` has 256 entries, indexed by a byte.
+    #[allow(clippy::indexing_slicing)]
+    pub(crate) fn take_tag_chunk(
+        &mut self,
+        rules: &Rules,
+        chunk: &[u8],
+        text: Option<&str>,
+    ) -> bool {
+        if !self.replays.is_empty() || self.aborted.is_some() {
+            return false;
+        }
+        let mut lx = match self.state {
+            State::Tag(lx) => lx,
+            // `<` then a letter: a start tag's name begins (with or without a leading block).
+            State::Lt if chunk.first().is_some_and(u8::is_ascii_alphabetic) => {
+                TagLex::new(Phase::Name)
+            }
+            _ => return false,
+        };
+        let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
+        let mask = lx.phase.run_mask();
+        if mask != 0
+            && !chunk.is_empty()
+            && chunk.len() <= room
+            && chunk
+                .iter()
+                .all(|&c| BYTE_CLASS[usize::from(c)] & mask != 0)
+        {
+            // The cheapest case, as the lexer's run fast path: bytes that cannot change the
+            // phase (part of a name or a value), ASCII by their class, so no UTF-8 check.
+            lx.after_nl = false;
+            match chunk {
+                &[c] => self.cand.push(char::from(c)),
+                _ => self.cand.extend(chunk.iter().map(|&c| char::from(c))),
+            }
+            self.state = State::Tag(lx);
+            return true;
+        }
+        // `>` completes the candidate; `<` aborts it outside a quoted value.
+        let stop = if matches!(lx.phase, Phase::Quoted(_)) {
+            find1(b'>', chunk)
+        } else {
+            find2(b'>', b'<', chunk)
+        };
+        if stop.is_some() {
+            return false;
+        }
+        let Some(s) = text.or_else(|| std::str::from_utf8(chunk).ok()) else {
+            return false;
+        };
+        let mut i = 0;
+        if !matches!(
+            self.lex_tag(rules, &mut lx, s, &mut i),
+            TagOutcome::NeedMore
+        ) {
+            return false;
+        }
+        debug_assert_eq!(i, s.len(), "NeedMore consumes the whole chunk");
+        self.cand.push_str(s);
+        self.state = State::Tag(lx);
+        true
     }
 
     /// Feeds a chunk whose first byte has source offset `src`.
@@ -961,13 +1053,7 @@ impl Tokenizer {
         while *i < bytes.len() {
             // Fast path: a run of bytes that cannot change the phase (all ASCII, none of them
             // whitespace, so the blank-line state just resets).
-            let mask = match lx.phase {
-                Phase::Name | Phase::AttrName => CLASS_NAME,
-                Phase::Unquoted => CLASS_UNQUOTED,
-                Phase::Quoted(b'"') => CLASS_IN_DQ,
-                Phase::Quoted(_) => CLASS_IN_SQ,
-                _ => 0,
-            };
+            let mask = lx.phase.run_mask();
             if mask != 0 && *i < end {
                 let run = bytes[*i..end]
                     .iter()
