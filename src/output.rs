@@ -5,6 +5,7 @@
 //! span cut by other spans) is cloned by bumping a counter, not by copying its attributes.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use smallvec::SmallVec;
@@ -338,11 +339,118 @@ struct AnnotationData {
     tag: Arc<str>,
     attrs: Attrs,
     source_offset: usize,
-    /// Set once, when the tag closes.
-    closed: OnceLock<(Close, Option<Strategy>)>,
-    /// The final span, set once it is known (when the tag closes, or for a `retro_claim`
-    /// fallback when the tag it falls back to closes).
-    span: OnceLock<Option<(usize, usize)>>,
+    /// How the tag closed (set once, when it closes) and its final span (set once it is
+    /// known: when the tag closes, or for a `retro_claim` fallback when the tag it falls
+    /// back to closes).
+    outcome: Outcome,
+}
+
+/// Write-once fields of an annotation, readable from any thread while its parser still
+/// runs: each is written by that parser alone (through `&mut` access to it, so by one
+/// thread at a time), before a flag that publishes it (`Release`; readers `Acquire` the
+/// flags first), and never again. Atomics rather than two `OnceLock`s, whose `set` costs a
+/// call into the `Once` machinery per tag (3% of one-shot parsing on tag-dense text).
+#[derive(Default)]
+struct Outcome {
+    /// `CLOSE_SET`, `SPAN_SET`, `SPAN_SOME`.
+    flags: AtomicU8,
+    /// The `Close` kind (`close_code`) and, from bit 3, the strategy's position in
+    /// `Strategy::ALL` plus one (0: none).
+    close: AtomicU8,
+    /// The `Close` variant's offset, if it has one.
+    close_offset: AtomicUsize,
+    span_start: AtomicUsize,
+    span_end: AtomicUsize,
+}
+
+const CLOSE_SET: u8 = 1;
+const SPAN_SET: u8 = 2;
+const SPAN_SOME: u8 = 4;
+
+impl Outcome {
+    fn set_close(&self, close: Close, strategy: Option<Strategy>) {
+        if self.flags.load(Ordering::Relaxed) & CLOSE_SET != 0 {
+            return;
+        }
+        let (kind, offset) = match close {
+            Close::EndTag { offset } => (0, offset),
+            Close::Reopened { offset } => (1, offset),
+            Close::AutoClosed { offset } => (2, offset),
+            Close::EndOfInput => (3, 0),
+            Close::SpanLimit => (4, 0),
+            Close::SelfClosing => (5, 0),
+        };
+        // (A fieldless enum's `as` cast is its declaration index, the order of `ALL`.)
+        let strategy = strategy.map_or(0, |s| s as u8 + 1);
+        self.close_offset.store(offset, Ordering::Relaxed);
+        self.close.store(kind | strategy << 3, Ordering::Relaxed);
+        self.flags.fetch_or(CLOSE_SET, Ordering::Release);
+    }
+
+    fn set_span(&self, span: Option<(usize, usize)>) {
+        if self.flags.load(Ordering::Relaxed) & SPAN_SET != 0 {
+            return;
+        }
+        let some = match span {
+            Some((a, b)) => {
+                self.span_start.store(a, Ordering::Relaxed);
+                self.span_end.store(b, Ordering::Relaxed);
+                SPAN_SOME
+            }
+            None => 0,
+        };
+        self.flags.fetch_or(SPAN_SET | some, Ordering::Release);
+    }
+
+    fn close(&self) -> Option<(Close, Option<Strategy>)> {
+        if self.flags.load(Ordering::Acquire) & CLOSE_SET == 0 {
+            return None;
+        }
+        let code = self.close.load(Ordering::Relaxed);
+        let offset = self.close_offset.load(Ordering::Relaxed);
+        let close = match code & 7 {
+            0 => Close::EndTag { offset },
+            1 => Close::Reopened { offset },
+            2 => Close::AutoClosed { offset },
+            3 => Close::EndOfInput,
+            4 => Close::SpanLimit,
+            _ => Close::SelfClosing,
+        };
+        let strategy = usize::from(code >> 3)
+            .checked_sub(1)
+            .and_then(|i| Strategy::ALL.get(i).copied());
+        Some((close, strategy))
+    }
+
+    fn span(&self) -> Option<Option<(usize, usize)>> {
+        let flags = self.flags.load(Ordering::Acquire);
+        if flags & SPAN_SET == 0 {
+            return None;
+        }
+        Some((flags & SPAN_SOME != 0).then(|| {
+            (
+                self.span_start.load(Ordering::Relaxed),
+                self.span_end.load(Ordering::Relaxed),
+            )
+        }))
+    }
+}
+
+impl PartialEq for Outcome {
+    fn eq(&self, other: &Self) -> bool {
+        self.close() == other.close() && self.span() == other.span()
+    }
+}
+
+impl Eq for Outcome {}
+
+impl fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outcome")
+            .field("close", &self.close())
+            .field("span", &self.span())
+            .finish()
+    }
 }
 
 /// One recognized tag's annotation: its name (as configured), attributes, where it came from
@@ -367,30 +475,30 @@ impl Annotation {
             tag,
             attrs,
             source_offset,
-            closed: OnceLock::new(),
-            span: OnceLock::new(),
+            outcome: Outcome::default(),
         }))
     }
 
     /// An annotation whose tag is already closed (markers).
     pub(crate) fn closed(tag: Arc<str>, attrs: Attrs, source_offset: usize, close: Close) -> Self {
+        let outcome = Outcome::default();
+        outcome.set_close(close, None);
         Annotation(Arc::new(AnnotationData {
             tag,
             attrs,
             source_offset,
-            closed: OnceLock::from((close, None)),
-            span: OnceLock::new(),
+            outcome,
         }))
     }
 
     /// Records how the tag closed (first call wins).
     pub(crate) fn set_close(&self, close: Close, strategy: Option<Strategy>) {
-        let _ = self.0.closed.set((close, strategy));
+        self.0.outcome.set_close(close, strategy);
     }
 
     /// Records the final span (first call wins).
     pub(crate) fn set_span(&self, span: Option<(usize, usize)>) {
-        let _ = self.0.span.set(span);
+        self.0.outcome.set_span(span);
     }
 
     /// The tag name, spelled as in the configuration (not as in the input).
@@ -410,7 +518,7 @@ impl Annotation {
 
     /// How the tag was closed, or `None` while it is still open (see the type's docs).
     pub fn close(&self) -> Option<Close> {
-        self.0.closed.get().map(|c| c.0)
+        self.0.outcome.close().map(|c| c.0)
     }
 
     /// The output byte range this tag annotates, once its final span is known: `None` while
@@ -424,12 +532,12 @@ impl Annotation {
     /// # Ok::<(), kindaxml_stream::ConfigError>(())
     /// ```
     pub fn span(&self) -> Option<std::ops::Range<usize>> {
-        self.0.span.get().copied().flatten().map(|(a, b)| a..b)
+        self.0.outcome.span().flatten().map(|(a, b)| a..b)
     }
 
     /// The recovery strategy that chose the span, when the tag was closed by recovery.
     pub fn strategy(&self) -> Option<Strategy> {
-        self.0.closed.get().and_then(|c| c.1)
+        self.0.outcome.close().and_then(|c| c.1)
     }
 
     /// Whether the span was chosen by recovery.
@@ -796,5 +904,46 @@ impl Extend<Event> for Document {
 impl FromIterator<Event> for Document {
     fn from_iter<T: IntoIterator<Item = Event>>(iter: T) -> Self {
         Document::from_events(iter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every close kind and strategy reads back as written, once; the first write wins, and
+    /// nothing reads as set before it is.
+    #[test]
+    fn outcome_fields_read_back_as_written_first_write_wins() {
+        let closes = [
+            Close::EndTag { offset: 7 },
+            Close::Reopened { offset: usize::MAX },
+            Close::AutoClosed { offset: 0 },
+            Close::EndOfInput,
+            Close::SpanLimit,
+            Close::SelfClosing,
+        ];
+        let strategies = std::iter::once(None).chain(Strategy::ALL.iter().copied().map(Some));
+        for strategy in strategies {
+            for close in closes {
+                let a = Annotation::open(Arc::from("cite"), Attrs::default(), 3);
+                assert_eq!((a.close(), a.strategy(), a.span()), (None, None, None));
+                a.set_close(close, strategy);
+                a.set_close(Close::EndOfInput, Some(Strategy::Noop));
+                assert_eq!((a.close(), a.strategy()), (Some(close), strategy));
+                assert_eq!(a.span(), None);
+                a.set_span(Some((2, usize::MAX)));
+                a.set_span(Some((0, 1)));
+                assert_eq!(a.span(), Some(2..usize::MAX));
+                assert_eq!((a.close(), a.strategy()), (Some(close), strategy));
+            }
+        }
+        // A span set to none stays none (and reads as such).
+        let a = Annotation::closed(Arc::from("todo"), Attrs::default(), 0, Close::SelfClosing);
+        assert_eq!(a.close(), Some(Close::SelfClosing));
+        a.set_span(None);
+        a.set_span(Some((1, 2)));
+        assert_eq!(a.span(), None);
+        assert_eq!(a.0.outcome.span(), Some(None));
     }
 }
