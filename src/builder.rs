@@ -314,6 +314,16 @@ impl Builder {
     /// nothing appended) if it is not.
     #[inline]
     pub(crate) fn try_append_plain(&mut self, b: &[u8]) -> bool {
+        if let &[c] = b {
+            // One byte (a token stream cut into bytes): no loop to set up or undo.
+            let class = plain_class(c);
+            if !matches!(class, 1 | 2) {
+                return false;
+            }
+            self.held.push(char::from(c & 0x7f));
+            self.appended_ascii(1, usize::from(class == 1));
+            return true;
+        }
         let len0 = self.held.len();
         let mut kept = 0;
         for (i, &c) in b.iter().enumerate() {

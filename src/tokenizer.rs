@@ -45,6 +45,10 @@
 //! then literal and scanning resumes right after it: the remaining bytes are *replayed*
 //! through the machine from an explicit stack, not by recursion, and only when they hold a
 //! byte that can start a construct.
+//!
+//! A short chunk arriving in `Lt` or `Tag` that neither completes nor aborts the candidate
+//! only grows it, so `Tokenizer::take_tag_chunk` takes it without the dispatch loop (the
+//! parser skips its flush too); a chunk with a `>`, or that aborts, goes through `run`.
 
 use crate::attrs::parse_attrs;
 use crate::builder::Builder;
