@@ -286,12 +286,22 @@ impl StreamParser {
         true
     }
 
-    /// Accounts for a chunk the fast path inside a tag candidate took (a tag streamed a few
-    /// bytes at a time): a chunk of whole characters that neither completes nor aborts the
-    /// candidate only extends it (`Tokenizer::take_tag_chunk`).
-    /// The builder is untouched, so the flush the full path ends with would emit nothing,
-    /// and the plain-text budgets stay 0 (no plain text passes inside a tag).
-    fn took_tag(&mut self, len: usize) {
+    /// The fast path inside a tag candidate (a tag streamed a few bytes at a time): a short
+    /// chunk of whole characters that neither completes nor aborts the candidate only
+    /// extends it (`Tokenizer::take_tag_chunk`). The builder is untouched, so the flush the
+    /// full path ends with would emit nothing, and the plain-text budgets stay 0 (no plain
+    /// text passes inside a tag). Returns `false` (doing nothing) otherwise. `text` is
+    /// `chunk` as text if known.
+    #[inline]
+    fn take_tag(&mut self, chunk: &[u8], text: Option<&str>) -> bool {
+        if chunk.len() > TAG_CHUNK_MAX
+            || !self.tokenizer.in_tag()
+            || self.utf8.has_partial()
+            || !self.tokenizer.take_tag_chunk(&self.rules, chunk, text)
+        {
+            return false;
+        }
+        let len = chunk.len();
         debug_assert!(self.plain_budget == 0 && self.text_budget == 0);
         debug_assert!(self.builder.flush_is_noop(), "builder changed inside a tag");
         self.src += len;
@@ -300,6 +310,7 @@ impl StreamParser {
         {
             self.tag_taken += 1;
         }
+        true
     }
 
     /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
@@ -390,13 +401,7 @@ impl StreamParser {
         if self.utf8.has_partial() {
             return self.update_slow(chunk.as_bytes());
         }
-        if chunk.len() <= TAG_CHUNK_MAX
-            && self.tokenizer.in_tag()
-            && self
-                .tokenizer
-                .take_tag_chunk(&self.rules, chunk.as_bytes(), Some(chunk))
-        {
-            self.took_tag(chunk.len());
+        if self.take_tag(chunk.as_bytes(), Some(chunk)) {
             return Ok(Events::of(&mut self.builder.events));
         }
         self.plain_budget = 0;
@@ -428,12 +433,7 @@ impl StreamParser {
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
-        if chunk.len() <= TAG_CHUNK_MAX
-            && self.tokenizer.in_tag()
-            && !self.utf8.has_partial()
-            && self.tokenizer.take_tag_chunk(&self.rules, chunk, None)
-        {
-            self.took_tag(chunk.len());
+        if self.take_tag(chunk, None) {
             return Ok(Events::of(&mut self.builder.events));
         }
         // A byte chunk of plain text that completes or splits a character.
