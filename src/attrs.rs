@@ -8,91 +8,52 @@ use crate::config::{is_name_char, DuplicateAttrs};
 use crate::entity;
 use crate::output::{AttrStr, AttrValue, Attrs};
 use crate::text::decode_at;
+use std::collections::HashMap;
 
 /// Parses `text` into attributes.
-// Bounds: every index is < b.len() (checked by the loop guards), and slices start and end at ASCII
-// bytes found by the scans or at b.len(), so they are char boundaries.
-#[allow(clippy::indexing_slicing, clippy::string_slice)]
+// Bounds: slices start and end at ASCII bytes found by the scans or at b.len(), so they are
+// char boundaries (and in range).
+#[allow(clippy::string_slice)]
 pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     let mut attrs = Attrs::new();
-    // Names seen so far (duplicate lookup); on the stack for the usual handful.
-    let mut names: smallvec::SmallVec<[&str; INDEX_AFTER]> = smallvec::SmallVec::new();
-    let mut index: Option<std::collections::HashMap<&str, usize>> = None;
+    // Past INDEX_AFTER names, duplicates are found through a hash index (a tag may hold 10^5
+    // attributes when max_tag_bytes allows it); before, by a scan of what was kept.
+    let mut index: Option<HashMap<Box<str>, usize>> = None;
     let b = text.as_bytes();
     let mut i = 0;
-    let skip_ws = |mut i: usize| -> usize {
-        while i < b.len() {
-            if b[i] < 0x80 {
-                if !(b[i] as char).is_whitespace() {
-                    break;
-                }
-                i += 1;
-            } else {
-                let c = decode_at(text, i);
-                if !c.is_whitespace() {
-                    break;
-                }
-                i += c.len_utf8();
-            }
-        }
-        i
-    };
     loop {
-        i = skip_ws(i);
-        if i >= b.len() {
+        i = skip_ws(text, i);
+        let Some(&c) = b.get(i) else {
             break;
-        }
-        if !is_name_char(b[i]) {
+        };
+        if !is_name_char(c) {
             // Any other character between attributes is skipped (D6).
-            i += if b[i] < 0x80 {
-                1
-            } else {
-                decode_at(text, i).len_utf8()
-            };
+            i += char_width(text, i);
             continue;
         }
         let name_start = i;
-        while i < b.len() && is_name_char(b[i]) {
-            i += 1;
-        }
+        i = scan(b, i, is_name_char);
         let name = &text[name_start..i];
-        let after_name = skip_ws(i);
-        let value = if after_name < b.len() && b[after_name] == b'=' {
-            let v = skip_ws(after_name + 1);
-            if v >= b.len() {
-                i = v;
-                AttrValue::True
-            } else if b[v] == b'"' || b[v] == b'\'' {
-                let q = b[v];
-                let body = v + 1;
-                match memchr::memchr(q, &b[body..]) {
-                    Some(k) => {
-                        i = body + k + 1;
-                        AttrValue::Str(value_text(&text[body..body + k], decode_entities))
-                    }
-                    None => {
-                        i = b.len();
-                        AttrValue::Str(value_text(&text[body..], decode_entities))
-                    }
+        let after_name = skip_ws(text, i);
+        let value = if b.get(after_name) == Some(&b'=') {
+            let v = skip_ws(text, after_name + 1);
+            match b.get(v) {
+                None => {
+                    i = v;
+                    AttrValue::True
                 }
-            } else {
-                let mut e = v;
-                while e < b.len() {
-                    if b[e] < 0x80 {
-                        if (b[e] as char).is_whitespace() {
-                            break;
-                        }
-                        e += 1;
-                    } else {
-                        let c = decode_at(text, e);
-                        if c.is_whitespace() {
-                            break;
-                        }
-                        e += c.len_utf8();
-                    }
+                Some(&q) if q == b'"' || q == b'\'' => {
+                    let body = v + 1;
+                    let rest = b.get(body..).unwrap_or_default();
+                    let close = memchr::memchr(q, rest).map_or(b.len(), |k| body + k);
+                    i = (close + 1).min(b.len());
+                    AttrValue::Str(value_text(&text[body..close], decode_entities))
                 }
-                i = e;
-                AttrValue::Str(value_text(&text[v..e], decode_entities))
+                Some(_) => {
+                    let e = skip_non_ws(text, v);
+                    i = e;
+                    AttrValue::Str(value_text(&text[v..e], decode_entities))
+                }
             }
         } else {
             i = after_name;
@@ -102,21 +63,24 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
             attrs.push(name, value);
             continue;
         }
-        // Duplicate lookup: a scan for the usual handful, an index past that (a tag may hold
-        // 10^5 attributes when max_tag_bytes allows it). Names are slices of `text`.
         let found = match &index {
             Some(ix) => ix.get(name).copied(),
-            None => names.iter().position(|n| *n == name),
+            None => attrs.position(name),
         };
         match found {
             None => {
                 if let Some(ix) = &mut index {
-                    ix.insert(name, names.len());
+                    ix.insert(name.into(), attrs.len());
                 }
-                names.push(name);
                 attrs.push(name, value);
-                if index.is_none() && names.len() > INDEX_AFTER {
-                    index = Some(names.iter().enumerate().map(|(i, n)| (*n, i)).collect());
+                if index.is_none() && attrs.len() > INDEX_AFTER {
+                    index = Some(
+                        attrs
+                            .iter()
+                            .enumerate()
+                            .map(|(k, (n, _))| (n.into(), k))
+                            .collect(),
+                    );
                 }
             }
             Some(k) if dups == DuplicateAttrs::Last => attrs.set_value_at(k, value),
@@ -124,6 +88,65 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
         }
     }
     attrs
+}
+
+/// Whitespace as `char::is_whitespace` sees it, for an ASCII byte.
+#[inline(always)]
+fn is_ascii_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t'..=b'\r')
+}
+
+/// The end of the run of bytes from `i` that `keep` accepts.
+#[inline(always)]
+fn scan(b: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
+    while b.get(i).is_some_and(|&c| keep(c)) {
+        i += 1;
+    }
+    i
+}
+
+/// The width of the char at byte `i` of `text` (1 past the end).
+#[inline]
+fn char_width(text: &str, i: usize) -> usize {
+    match text.as_bytes().get(i) {
+        Some(&c) if c >= 0x80 => decode_at(text, i).len_utf8(),
+        _ => 1,
+    }
+}
+
+/// The first byte at or after `i` that does not start a whitespace char.
+#[inline(always)]
+fn skip_ws(text: &str, i: usize) -> usize {
+    let b = text.as_bytes();
+    let mut i = scan(b, i, is_ascii_ws);
+    while b.get(i).is_some_and(|&c| c >= 0x80) {
+        let c = decode_at(text, i);
+        if !c.is_whitespace() {
+            break;
+        }
+        i = scan(b, i + c.len_utf8(), is_ascii_ws);
+    }
+    i
+}
+
+/// The first byte at or after `i` that starts a whitespace char (or the end).
+#[inline]
+fn skip_non_ws(text: &str, i: usize) -> usize {
+    let b = text.as_bytes();
+    let mut i = i;
+    loop {
+        i = scan(b, i, |c| c < 0x80 && !is_ascii_ws(c));
+        match b.get(i) {
+            Some(&c) if c >= 0x80 => {
+                let c = decode_at(text, i);
+                if c.is_whitespace() {
+                    return i;
+                }
+                i += c.len_utf8();
+            }
+            _ => return i,
+        }
+    }
 }
 
 /// Attribute count past which duplicates are found through a hash index.
@@ -170,6 +193,29 @@ mod tests {
         assert_eq!(p(" @x ,y"), vec![("x".into(), None), ("y".into(), None)]);
         assert_eq!(p(" t=&amp;&lt;"), vec![s("t", "&<")]);
         assert_eq!(p("\u{3000}a=1\u{a0}b=2"), vec![s("a", "1"), s("b", "2")]);
+    }
+
+    #[test]
+    fn whitespace_is_unicode_white_space() {
+        // Vertical tab and form feed are whitespace; U+001F (a separator in some libraries)
+        // is not, so it is skipped as a character between attributes.
+        assert_eq!(
+            p("\u{b}a=1\u{c}b\u{1f}c=2\u{1f}"),
+            vec![s("a", "1"), ("b".into(), None), s("c", "2\u{1f}")]
+        );
+        // A non-ASCII space ends an unquoted value; other non-ASCII letters are part of it.
+        assert_eq!(
+            p(" a=\u{e9}t\u{e9}\u{2009}b=\u{201c}x"),
+            vec![s("a", "\u{e9}t\u{e9}"), s("b", "\u{201c}x")]
+        );
+        // Non-ASCII characters between attributes are skipped whole.
+        assert_eq!(
+            p("\u{e9}a\u{1f600}b"),
+            vec![("a".into(), None), ("b".into(), None)]
+        );
+        // An unclosed quote runs to the end; `=` with nothing after it is a bare attribute.
+        assert_eq!(p(" a='x y "), vec![s("a", "x y ")]);
+        assert_eq!(p(" a =\u{3000}"), vec![("a".into(), None)]);
     }
 
     #[test]

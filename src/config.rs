@@ -159,10 +159,27 @@ pub fn is_valid_name(name: &str) -> bool {
     !b.is_empty() && b[0].is_ascii_alphabetic() && b[1..].iter().all(|&c| is_name_char(c))
 }
 
+/// `[A-Za-z0-9_\-:.]`: one table load instead of a chain of range tests (attribute names
+/// are scanned byte by byte).
 #[inline]
 pub(crate) fn is_name_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b':' | b'.')
+    // Bounds: 256 entries, indexed by a byte.
+    #[allow(clippy::indexing_slicing)]
+    NAME_CHAR[usize::from(c)]
 }
+
+// Bounds: `c < 256` is the loop condition.
+#[allow(clippy::indexing_slicing)]
+static NAME_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0usize;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.');
+        c += 1;
+    }
+    t
+};
 
 /// Parser configuration.
 ///

@@ -214,6 +214,13 @@ impl Attrs {
         self.items.push((AttrStr::from(name), value));
     }
 
+    /// The index of the first pair named `name`.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.items
+            .iter()
+            .position(|(n, _)| n.as_bytes() == name.as_bytes())
+    }
+
     pub(crate) fn set_value_at(&mut self, index: usize, value: AttrValue) {
         if let Some(item) = self.items.get_mut(index) {
             item.1 = value;
