@@ -205,7 +205,8 @@ impl<W: Write> Sink<W> {
             }
             Format::Count => match e {
                 Event::Text(s) => {
-                    self.text_bytes += s.text().len() as u64;
+                    // (Its length without slicing the text out of its buffer.)
+                    self.text_bytes += (s.end() - s.start()) as u64;
                     // Count canonical segments: merge like Document::push.
                     let merged = self
                         .last
