@@ -7,7 +7,7 @@
 use crate::config::{is_name_char, DuplicateAttrs};
 use crate::entity;
 use crate::output::{AttrStr, AttrValue, Attrs};
-use crate::text::decode_at;
+use crate::text::{decode_at, is_ws_byte};
 use std::collections::HashMap;
 
 /// Parses `text` into attributes.
@@ -90,12 +90,6 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
     attrs
 }
 
-/// Whitespace as `char::is_whitespace` sees it, for an ASCII byte.
-#[inline(always)]
-fn is_ascii_ws(c: u8) -> bool {
-    matches!(c, b' ' | b'\t'..=b'\r')
-}
-
 /// The end of the run of bytes from `i` that `keep` accepts.
 #[inline(always)]
 fn scan(b: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
@@ -118,13 +112,13 @@ fn char_width(text: &str, i: usize) -> usize {
 #[inline(always)]
 fn skip_ws(text: &str, i: usize) -> usize {
     let b = text.as_bytes();
-    let mut i = scan(b, i, is_ascii_ws);
+    let mut i = scan(b, i, is_ws_byte);
     while b.get(i).is_some_and(|&c| c >= 0x80) {
         let c = decode_at(text, i);
         if !c.is_whitespace() {
             break;
         }
-        i = scan(b, i + c.len_utf8(), is_ascii_ws);
+        i = scan(b, i + c.len_utf8(), is_ws_byte);
     }
     i
 }
@@ -135,7 +129,7 @@ fn skip_non_ws(text: &str, i: usize) -> usize {
     let b = text.as_bytes();
     let mut i = i;
     loop {
-        i = scan(b, i, |c| c < 0x80 && !is_ascii_ws(c));
+        i = scan(b, i, |c| c < 0x80 && !is_ws_byte(c));
         match b.get(i) {
             Some(&c) if c >= 0x80 => {
                 let c = decode_at(text, i);

@@ -6,6 +6,13 @@ pub(crate) fn is_trim_char(c: char) -> bool {
     c.is_whitespace() || matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')')
 }
 
+/// Whether the ASCII byte `c` is whitespace as `char::is_whitespace` sees it (tab, line
+/// feed, vertical tab, form feed, carriage return, space).
+#[inline(always)]
+pub(crate) fn is_ws_byte(c: u8) -> bool {
+    matches!(c, b' ' | b'\t'..=b'\r')
+}
+
 /// Byte offset of the first char of `s` that trimming keeps, if any.
 // Bounds: `i < b.len()` is the loop condition.
 #[allow(clippy::indexing_slicing, clippy::string_slice)]

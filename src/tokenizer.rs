@@ -54,7 +54,7 @@ use crate::attrs::parse_attrs;
 use crate::builder::Builder;
 use crate::config::{is_name_char, Declarations, Rules, StrayEndTagPolicy, UnknownMode};
 use crate::entity::{EntityLexer, Step};
-use crate::text::{decode_at, find1, find2, find3};
+use crate::text::{decode_at, find1, find2, find3, is_ws_byte};
 
 const CDATA_OPEN: &[u8; 7] = b"[CDATA[";
 const DOCTYPE: &[u8; 7] = b"DOCTYPE";
@@ -280,10 +280,6 @@ static BYTE_CLASS: [u8; 256] = {
     }
     t
 };
-
-fn is_ws_byte(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
 
 impl Tokenizer {
     /// Between constructs in the text state with nothing to replay, and mid-line if fences
