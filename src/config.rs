@@ -168,9 +168,11 @@ pub(crate) fn is_name_char(c: u8) -> bool {
     NAME_CHAR[usize::from(c)]
 }
 
+/// The NameChar rule as a table: the one place it is written (the tokenizer's byte classes
+/// are built from it too).
 // Bounds: `c < 256` is the loop condition.
 #[allow(clippy::indexing_slicing)]
-static NAME_CHAR: [bool; 256] = {
+pub(crate) const NAME_CHAR: [bool; 256] = {
     let mut t = [false; 256];
     let mut c = 0usize;
     while c < 256 {

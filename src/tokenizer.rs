@@ -52,7 +52,7 @@
 
 use crate::attrs::parse_attrs;
 use crate::builder::Builder;
-use crate::config::{is_name_char, Declarations, Rules, StrayEndTagPolicy, UnknownMode};
+use crate::config::{is_name_char, Declarations, Rules, StrayEndTagPolicy, UnknownMode, NAME_CHAR};
 use crate::entity::{EntityLexer, Step};
 use crate::text::{decode_at, find1, find2, find3, is_ws_byte};
 
@@ -261,7 +261,7 @@ static BYTE_CLASS: [u8; 256] = {
     while c < 256 {
         let b = c as u8;
         let mut v = 0;
-        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.') {
+        if NAME_CHAR[c] {
             v |= CLASS_NAME;
         }
         if b.is_ascii_graphic() && b != b'>' {
