@@ -198,6 +198,11 @@ pub(crate) const NAME_CHAR: [bool; 256] = {
 /// assert_eq!(config.strategy_for("cite"), Some(Strategy::RetroClaim));
 /// # Ok::<(), kindaxml_stream::ConfigError>(())
 /// ```
+///
+/// A config is compiled (its tag table built) the first time it is used, and keeps that:
+/// parsing many short responses, or opening a [`StreamParser`](crate::StreamParser) per
+/// stream, with one config compiles it once. Clones share the compiled form; a setter
+/// starts over from the changed settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     pub(crate) recognized_tags: Vec<Arc<str>>,
@@ -222,6 +227,9 @@ pub struct Config {
     pub(crate) max_depth: usize,
     /// TagMatcher's leading-block mode: only a raw block at offset 0 is parsed.
     pub(crate) leading_block_only: bool,
+    /// The settings above compiled, made on first use (DESIGN.md, decision 35). Every
+    /// method that changes a setting empties it (`Config::edited`).
+    compiled: CompiledCache,
 }
 
 /// Default of [`Config::max_tag_bytes`]: 8 KiB.
@@ -258,6 +266,7 @@ impl Default for Config {
             empty_elements: EmptyElements::Drop,
             max_depth: DEFAULT_MAX_DEPTH,
             leading_block_only: false,
+            compiled: CompiledCache::default(),
         }
     }
 }
@@ -289,6 +298,7 @@ impl Config {
         S: AsRef<str>,
     {
         self.recognized_tags = name_list("recognized_tags", tags)?;
+        self.edited();
         self.check_names()?;
         Ok(self)
     }
@@ -316,6 +326,7 @@ impl Config {
     pub fn with_recovery(mut self, tag: &str, strategy: Strategy) -> Result<Self, ConfigError> {
         check_name("per_tag_recovery", tag)?;
         set_keyed(&mut self.per_tag_recovery, tag, strategy);
+        self.edited();
         Ok(self)
     }
 
@@ -323,12 +334,14 @@ impl Config {
     /// Default: `retro_claim` (`retro_line` in the compat preset).
     pub fn with_default_recovery(mut self, strategy: Strategy) -> Self {
         self.default_recovery = strategy;
+        self.edited();
         self
     }
 
     /// What unknown tags become. Default: `passthrough` (`strip` in the compat preset).
     pub fn with_unknown_mode(mut self, mode: UnknownMode) -> Self {
         self.unknown_mode = mode;
+        self.edited();
         self
     }
 
@@ -336,6 +349,7 @@ impl Config {
     /// Default: `true` (`false` gives nested mode).
     pub fn with_autoclose_on_any_tag(mut self, on: bool) -> Self {
         self.autoclose_on_any_tag = on;
+        self.edited();
         self
     }
 
@@ -343,6 +357,7 @@ impl Config {
     /// Default: `false` (`true` in the compat preset).
     pub fn with_autoclose_on_same_tag(mut self, on: bool) -> Self {
         self.autoclose_on_same_tag = on;
+        self.edited();
         self
     }
 
@@ -350,6 +365,7 @@ impl Config {
     /// Default: `true`.
     pub fn with_trim_punctuation(mut self, on: bool) -> Self {
         self.trim_punctuation = on;
+        self.edited();
         self
     }
 
@@ -360,6 +376,7 @@ impl Config {
     /// in case.
     pub fn with_case_sensitive_tags(mut self, on: bool) -> Result<Self, ConfigError> {
         self.case_sensitive_tags = on;
+        self.edited();
         self.check_names()?;
         Ok(self)
     }
@@ -367,6 +384,7 @@ impl Config {
     /// What a recognized end tag with nothing to close becomes. Default: `drop`.
     pub fn with_stray_end_tag_policy(mut self, policy: StrayEndTagPolicy) -> Self {
         self.stray_end_tag_policy = policy;
+        self.edited();
         self
     }
 
@@ -374,12 +392,14 @@ impl Config {
     /// values. Default: `true` (`false` in the compat preset).
     pub fn with_decode_entities(mut self, on: bool) -> Self {
         self.decode_entities = on;
+        self.edited();
         self
     }
 
     /// Which value a repeated attribute keeps. Default: `last`.
     pub fn with_duplicate_attrs(mut self, policy: DuplicateAttrs) -> Self {
         self.duplicate_attrs = policy;
+        self.edited();
         self
     }
 
@@ -396,6 +416,7 @@ impl Config {
             });
         }
         self.max_tag_bytes = n;
+        self.edited();
         Ok(self)
     }
 
@@ -412,6 +433,7 @@ impl Config {
             });
         }
         self.max_span_bytes = n;
+        self.edited();
         Ok(self)
     }
 
@@ -419,6 +441,7 @@ impl Config {
     /// Default: `true` (`false` in the compat preset).
     pub fn with_markdown_code(mut self, on: bool) -> Self {
         self.markdown_code = on;
+        self.edited();
         self
     }
 
@@ -435,6 +458,7 @@ impl Config {
         S: AsRef<str>,
     {
         self.raw_tags = name_list("raw_tags", tags)?;
+        self.edited();
         self.check_names()?;
         Ok(self)
     }
@@ -460,6 +484,7 @@ impl Config {
             set_keyed(&mut list, a, b.into());
         }
         self.aliases = list;
+        self.edited();
         self.check_names()?;
         Ok(self)
     }
@@ -475,12 +500,14 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         check_name("self_closing", tag)?;
         set_keyed(&mut self.self_closing, tag, behaviour);
+        self.edited();
         Ok(self)
     }
 
     /// What declarations become (E6). Default: `text`.
     pub fn with_declarations(mut self, mode: Declarations) -> Self {
         self.declarations = mode;
+        self.edited();
         self
     }
 
@@ -488,6 +515,7 @@ impl Config {
     /// keeps it as a zero-width marker at its position (an extension).
     pub fn with_empty_elements(mut self, mode: EmptyElements) -> Self {
         self.empty_elements = mode;
+        self.edited();
         self
     }
 
@@ -511,6 +539,7 @@ impl Config {
             });
         }
         self.max_depth = n;
+        self.edited();
         Ok(self)
     }
 
@@ -519,8 +548,22 @@ impl Config {
         self.max_depth
     }
 
+    /// Empties the compiled form after a setting changed: every setter calls it.
+    fn edited(&mut self) {
+        self.compiled = CompiledCache::default();
+    }
+
+    /// The compiled form of these settings, compiled on first use and then shared.
+    pub(crate) fn rules(&self) -> Arc<Rules> {
+        self.compiled
+            .0
+            .get_or_init(|| Arc::new(Rules::new(self)))
+            .clone()
+    }
+
     pub(crate) fn with_leading_block_only(mut self, on: bool) -> Self {
         self.leading_block_only = on;
+        self.edited();
         self
     }
 
@@ -553,7 +596,7 @@ impl Config {
     // Bounds: `lookup` returns indices into `tags`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub fn strategy_for(&self, tag: &str) -> Option<Strategy> {
-        let rules = Rules::new(self);
+        let rules = self.rules();
         rules.lookup(tag).map(|id| rules.tags[id].strategy)
     }
 
@@ -699,6 +742,30 @@ fn check_name(field: &str, name: &str) -> Result<(), ConfigError> {
         Err(ConfigError::InvalidTagName {
             field: field.into(),
             name: name.into(),
+        })
+    }
+}
+
+/// A [`Config`]'s compiled form, made on first use (`Config::rules`) and shared by the
+/// config's clones. It is a function of the settings, so it takes no part in comparing
+/// configs, and `Debug` only says whether it is there.
+#[derive(Clone, Default)]
+struct CompiledCache(std::sync::OnceLock<Arc<Rules>>);
+
+impl PartialEq for CompiledCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for CompiledCache {}
+
+impl fmt::Debug for CompiledCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "compiled"
+        } else {
+            "not compiled"
         })
     }
 }
@@ -889,5 +956,111 @@ impl Rules {
         } else {
             self.lookup.get(name).copied()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Setter = (&'static str, fn(Config) -> Config);
+
+    /// Every setter, each changing its setting away from the base config's value.
+    const SETTERS: &[Setter] = &[
+        ("with_tags", |c| c.with_tags(["todo"]).unwrap()),
+        ("add_tags", |c| c.add_tags(["todo"]).unwrap()),
+        ("with_recovery", |c| {
+            c.with_recovery("cite", Strategy::ForwardUntilTag).unwrap()
+        }),
+        ("with_default_recovery", |c| {
+            c.with_default_recovery(Strategy::RetroLine)
+        }),
+        ("with_unknown_mode", |c| {
+            c.with_unknown_mode(UnknownMode::Strip)
+        }),
+        ("with_autoclose_on_any_tag", |c| {
+            c.with_autoclose_on_any_tag(false)
+        }),
+        ("with_autoclose_on_same_tag", |c| {
+            c.with_autoclose_on_same_tag(true)
+        }),
+        ("with_trim_punctuation", |c| c.with_trim_punctuation(false)),
+        ("with_case_sensitive_tags", |c| {
+            c.with_case_sensitive_tags(false).unwrap()
+        }),
+        ("with_stray_end_tag_policy", |c| {
+            c.with_stray_end_tag_policy(StrayEndTagPolicy::Passthrough)
+        }),
+        ("with_decode_entities", |c| c.with_decode_entities(false)),
+        ("with_duplicate_attrs", |c| {
+            c.with_duplicate_attrs(DuplicateAttrs::All)
+        }),
+        ("with_max_tag_bytes", |c| c.with_max_tag_bytes(7).unwrap()),
+        ("with_max_span_bytes", |c| c.with_max_span_bytes(7).unwrap()),
+        ("with_markdown_code", |c| c.with_markdown_code(false)),
+        ("with_raw_tags", |c| c.with_raw_tags(["think"]).unwrap()),
+        ("with_aliases", |c| {
+            c.with_aliases([("ref", "cite")]).unwrap()
+        }),
+        ("with_self_closing", |c| {
+            c.with_self_closing("cite", SelfClosing::UntilNewline)
+                .unwrap()
+        }),
+        ("with_declarations", |c| {
+            c.with_declarations(Declarations::Drop)
+        }),
+        ("with_empty_elements", |c| {
+            c.with_empty_elements(EmptyElements::Marker)
+        }),
+        ("with_max_depth", |c| c.with_max_depth(3).unwrap()),
+        ("with_leading_block_only", |c| {
+            c.with_leading_block_only(true)
+        }),
+    ];
+
+    /// The compiled form is a function of the settings: a setter applied to a config that
+    /// was already compiled (its clones share that form) must not leave the old one behind.
+    #[test]
+    fn every_setter_empties_the_compiled_form() {
+        let base = Config::default().with_tags(["cite", "note"]).unwrap();
+        let before = base.rules();
+        assert!(
+            Arc::ptr_eq(&before, &base.clone().rules()),
+            "clones share it"
+        );
+        for (name, set) in SETTERS {
+            let changed = set(base.clone());
+            assert_ne!(changed, base, "{name}: the setter changes nothing here");
+            let after = changed.rules();
+            assert!(!Arc::ptr_eq(&before, &after), "{name}: stale compiled form");
+            assert_eq!(
+                format!("{:?}", *after),
+                format!("{:?}", Rules::new(&changed)),
+                "{name}"
+            );
+            assert!(
+                Arc::ptr_eq(&after, &changed.rules()),
+                "{name}: compiled once"
+            );
+        }
+        // A new setter must join the list above (and call `edited`).
+        let src = include_str!("config.rs");
+        let src = &src[..src.find("#[cfg(test)]").unwrap()];
+        let declared = src.matches(" fn with_").count() + src.matches(" fn add_").count();
+        assert_eq!(declared, SETTERS.len());
+        assert_eq!(src.matches("self.edited();").count(), SETTERS.len() - 1);
+    }
+
+    #[test]
+    fn compiling_changes_neither_equality_nor_settings() {
+        let a = Config::kindaxml_compat().with_tags(["cite"]).unwrap();
+        let b = a.clone();
+        let _ = b.rules();
+        assert_eq!(a, b);
+        assert_eq!(
+            format!("{a:?}").replace("not compiled", "compiled"),
+            format!("{b:?}")
+        );
+        assert_eq!(b.strategy_for("cite"), Some(Strategy::RetroLine));
     }
 }

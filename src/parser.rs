@@ -153,7 +153,9 @@ impl DoubleEndedIterator for Events<'_> {
 impl std::iter::FusedIterator for Events<'_> {}
 
 /// A [`Config`] compiled once and shared by many parsers (cheap to clone): a server holding
-/// many concurrent streams builds the tag table once.
+/// many concurrent streams builds the tag table once. (A `Config` keeps its own compiled
+/// form too, so [`StreamParser::new`] with one config compiles once as well; this is that
+/// form without the settings.)
 ///
 /// ```
 /// use kindaxml_stream::{Config, StreamParser};
@@ -166,21 +168,26 @@ impl std::iter::FusedIterator for Events<'_> {}
 pub struct CompiledConfig(Arc<Rules>);
 
 impl Config {
-    /// Compiles this configuration for [`StreamParser::from_compiled`].
+    /// This configuration compiled, for [`StreamParser::from_compiled`] (compiled on the
+    /// first use, then shared).
     pub fn compile(&self) -> CompiledConfig {
-        CompiledConfig(Arc::new(Rules::new(self)))
+        CompiledConfig(self.rules())
     }
 }
 
 impl StreamParser {
-    /// A parser for `config`.
+    /// A parser for `config` (compiled on its first use, then shared: DESIGN.md, decision
+    /// 35).
     pub fn new(config: &Config) -> Self {
-        StreamParser::from_compiled(&config.compile())
+        StreamParser::with_rules(config.rules())
     }
 
     /// A parser sharing a compiled configuration.
     pub fn from_compiled(compiled: &CompiledConfig) -> Self {
-        let rules = compiled.0.clone();
+        StreamParser::with_rules(compiled.0.clone())
+    }
+
+    fn with_rules(rules: Arc<Rules>) -> Self {
         StreamParser {
             tokenizer: Tokenizer::new(&rules),
             builder: Builder::new(rules.clone()),

@@ -500,3 +500,52 @@ fn events_count_and_fold_see_every_event() {
     folded.push(p.finish().unwrap().fold(Vec::new(), gather));
     assert_eq!(folded, by_hand);
 }
+
+/// A config compiles once and its clones share that; a changed clone is compiled afresh.
+#[test]
+fn a_config_reused_then_changed_parses_by_its_current_settings() {
+    let input = "Sky is blue <cite id=1>. <note>Check</note> done";
+    let cited = |doc: &Document| -> Vec<(String, Vec<String>)> {
+        doc.segments()
+            .iter()
+            .map(|s| {
+                let tags = s.annotations().iter().map(|a| a.tag().to_string());
+                (s.text().to_string(), tags.collect())
+            })
+            .collect()
+    };
+    let owned = |v: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+        v.iter()
+            .map(|(t, a)| (t.to_string(), a.iter().map(|x| x.to_string()).collect()))
+            .collect()
+    };
+    let cite = Config::default().with_tags(["cite"]).unwrap();
+    let want_cite = owned(&[
+        ("Sky is blue", &["cite"]),
+        (" . <note>Check</note> done", &[]),
+    ]);
+    for _ in 0..3 {
+        assert_eq!(cited(&parse(input, &cite)), want_cite);
+    }
+    let mut p = StreamParser::new(&cite);
+    let mut doc = Document::from_events(p.update(input).unwrap());
+    doc.extend(p.finish().unwrap());
+    assert_eq!(cited(&doc), want_cite);
+    // Changing a clone of the compiled config, and then the config itself.
+    let both = cite.clone().add_tags(["note"]).unwrap();
+    assert_eq!(
+        cited(&parse(input, &both)),
+        owned(&[
+            ("Sky is blue", &["cite"]),
+            (" . ", &[]),
+            ("Check", &["note"]),
+            (" done", &[]),
+        ])
+    );
+    assert_eq!(cited(&parse(input, &cite)), want_cite);
+    let none = cite.with_tags(["todo"]).unwrap();
+    assert_eq!(
+        cited(&parse(input, &none)),
+        owned(&[("Sky is blue <cite id=1>. <note>Check</note> done", &[])])
+    );
+}
