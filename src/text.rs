@@ -13,6 +13,21 @@ pub(crate) fn is_ws_byte(c: u8) -> bool {
     matches!(c, b' ' | b'\t'..=b'\r')
 }
 
+/// Whether a non-ASCII char whose UTF-8 starts with `lead` may be whitespace: every
+/// non-ASCII `White_Space` char (U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
+/// U+202F, U+205F, U+3000) starts with one of these bytes, so any other lead byte is a char
+/// that trimming keeps, known without decoding it (CJK, Cyrillic, accented Latin, …).
+#[inline(always)]
+const fn may_start_ws(lead: u8) -> bool {
+    matches!(lead, 0xC2 | 0xE1 | 0xE2 | 0xE3)
+}
+
+/// The same for the last byte of a non-ASCII char (a continuation byte).
+#[inline(always)]
+const fn may_end_ws(last: u8) -> bool {
+    matches!(last, 0x80..=0x8A | 0x9F | 0xA0 | 0xA8 | 0xA9 | 0xAF)
+}
+
 /// Byte offset of the first char of `s` that trimming keeps, if any.
 // Bounds: `i < b.len()` is the loop condition.
 #[allow(clippy::indexing_slicing, clippy::string_slice)]
@@ -26,6 +41,9 @@ pub(crate) fn first_kept(s: &str) -> Option<usize> {
                 return Some(i);
             }
             i += 1;
+        } else if !may_start_ws(c) {
+            // The only non-ASCII chars trimming removes are whitespace.
+            return Some(i);
         } else {
             let ch = decode_at(s, i);
             if !is_trim_char(ch) {
@@ -50,6 +68,8 @@ pub(crate) fn last_kept_end(s: &str) -> Option<usize> {
                 return Some(end);
             }
             end -= 1;
+        } else if !may_end_ws(c) {
+            return Some(end);
         } else {
             let ch = s[..end].chars().next_back().unwrap_or(' ');
             if !is_trim_char(ch) {
@@ -220,6 +240,30 @@ mod tests {
         assert_eq!(last_kept_end(" 日本\u{a0}"), Some(7));
         assert_eq!(first_kept(" ,;:!?() \n"), None);
         assert_eq!(last_kept_end(""), None);
+    }
+
+    /// The byte filters cover every non-ASCII whitespace char, and trimming agrees with
+    /// `is_trim_char` on every char, alone and between kept and trimmed neighbours.
+    #[test]
+    fn non_ascii_byte_filters_are_exhaustive() {
+        let mut buf = [0u8; 4];
+        for c in ('\u{80}'..=char::MAX).filter(|c| c.is_whitespace()) {
+            let b = c.encode_utf8(&mut buf).as_bytes();
+            assert!(may_start_ws(b[0]), "{c:?}");
+            assert!(may_end_ws(b[b.len() - 1]), "{c:?}");
+        }
+        for c in '\0'..=char::MAX {
+            let one = c.to_string();
+            let kept = !is_trim_char(c);
+            assert_eq!(first_kept(&one), kept.then_some(0), "{c:?}");
+            assert_eq!(last_kept_end(&one), kept.then_some(one.len()), "{c:?}");
+            let mixed = format!(" x{c}\u{3000}");
+            let last = if kept { 2 + c.len_utf8() } else { 2 };
+            assert_eq!(last_kept_end(&mixed), Some(last), "{c:?}");
+            let mixed = format!("\u{a0}{c}x ");
+            let first = if kept { 2 } else { 2 + c.len_utf8() };
+            assert_eq!(first_kept(&mixed), Some(first), "{c:?}");
+        }
     }
 
     #[test]
