@@ -341,17 +341,23 @@ impl Builder {
         true
     }
 
-    /// [`push_plain`](Builder::push_plain) for plain text with non-ASCII characters
+    /// [`append_plain`](Builder::append_plain) for plain text with non-ASCII characters
     /// (`text::plain_str`): `head` (a character completed across chunks, if any) then
-    /// `body`, under the same conditions; returns `false` (doing nothing) if they do not hold
-    /// or there is no text.
+    /// `body`, within the [`plain_budget`](Builder::plain_budget) left by the last flush.
+    /// The budget implies the conditions of [`push_plain`](Builder::push_plain) (it is at
+    /// most their room when computed, and appends shrink both alike), so they are not
+    /// tested again. Returns `false` (doing nothing) if there is no text.
     #[inline]
     pub(crate) fn append_plain_str(&mut self, head: Option<char>, body: &str) -> bool {
         let h = head.map_or(0, char::len_utf8);
         let n = h + body.len();
-        if n == 0 || self.plain_room().is_none_or(|room| n > room) {
+        if n == 0 {
             return false;
         }
+        debug_assert!(
+            self.plain_room().is_some_and(|room| n <= room),
+            "plain budget beyond the room for plain text"
+        );
         // The end of the last kept char: in the body, else the head's.
         let kept = match self.last_kept_end_in(body) {
             Some(k) => Some(h + k),
