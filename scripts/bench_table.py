@@ -114,7 +114,8 @@ if os.path.exists(extra):
     if wall:
         out.append("## Scaling in wall time, interleaved\n")
         out.append("The criterion groups above time 1×, 2× and 4× one after another, so load from other")
-        out.append("tenants of this shared machine during one of them skews its ratio. Here each of 7")
+        n = len(wall[0]["rounds"].split())
+        out.append(f"tenants of this shared machine during one of them skews its ratio. Here each of {n}")
         out.append("rounds times 1 MiB and then 4 MiB of the shape back to back (`profile_parse`,")
         out.append("`PRESET=scaling`, the same total bytes each), and the median of the rounds' ratios")
         out.append("is quoted (target: ≤ 5×).\n")

@@ -1043,7 +1043,8 @@ mod tests {
                 "{name}: compiled once"
             );
         }
-        // A new setter must join the list above (and call `edited`).
+        // A new setter must join the list above, and call `edited` (all do but `add_tags`,
+        // which goes through `with_tags`).
         let src = include_str!("config.rs");
         let src = &src[..src.find("#[cfg(test)]").unwrap()];
         let declared = src.matches(" fn with_").count() + src.matches(" fn add_").count();
