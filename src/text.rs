@@ -3,13 +3,17 @@
 /// Whether `c` is removed by trimming (SPEC §4): Unicode whitespace and `, . ; : ! ? ( )`.
 #[inline]
 pub(crate) fn is_trim_char(c: char) -> bool {
-    c.is_whitespace() || matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')')
+    if c.is_ascii() {
+        is_trim_ascii(c as u8)
+    } else {
+        c.is_whitespace()
+    }
 }
 
 /// Whether the ASCII byte `c` is whitespace as `char::is_whitespace` sees it (tab, line
 /// feed, vertical tab, form feed, carriage return, space).
 #[inline(always)]
-pub(crate) fn is_ws_byte(c: u8) -> bool {
+pub(crate) const fn is_ws_byte(c: u8) -> bool {
     matches!(c, b' ' | b'\t'..=b'\r')
 }
 
@@ -81,24 +85,10 @@ pub(crate) fn last_kept_end(s: &str) -> Option<usize> {
     None
 }
 
+/// [`is_trim_char`] for an ASCII byte: the one place the punctuation is written.
 #[inline]
 const fn is_trim_ascii(c: u8) -> bool {
-    matches!(
-        c,
-        b' ' | b'\t'
-            | b'\n'
-            | 0x0b
-            | 0x0c
-            | b'\r'
-            | b','
-            | b'.'
-            | b';'
-            | b':'
-            | b'!'
-            | b'?'
-            | b'('
-            | b')'
-    )
+    is_ws_byte(c) || matches!(c, b',' | b'.' | b';' | b':' | b'!' | b'?' | b'(' | b')')
 }
 
 /// [`plain_ascii`] byte classes: 0 = not plain, 1 = kept by trimming, 2 = trimmable,
