@@ -314,6 +314,94 @@ pub fn prose_well_formed(size: usize, seed: u64) -> String {
     out
 }
 
+/// The well-formed variant of a shape, for strict XML parsers (quick-xml's Reader): the same
+/// kind of content as XML 1.0 writes it, every element closed, wrapped in a root element.
+/// About `size` bytes (it ends at the first whole unit past `size`, then closes the root).
+///
+/// - `prose`: [`prose_well_formed`].
+/// - `dense`, `unicode`, `one_line`: each postfix cite becomes an element around the text it
+///   cites (`<cite id="1">word</cite>`); the other tags are already closed, attribute values
+///   get quotes.
+/// - `plain`, `lt_flood`, `amp_flood`: the shape's own text escaped (`<` as `&lt;`, `&` as
+///   `&amp;`), so its text content is the shape's corpus itself.
+/// - `open_quote`: each unterminated attribute closed, its `<` escaped
+///   (`<a x="text &lt;b y=1 "/>`).
+/// - `deep_nest`: the same `<a><b>` nesting, then the text `deep`, then every closer.
+pub fn well_formed(shape: Shape, size: usize, seed: u64) -> String {
+    if shape == Shape::Prose {
+        return prose_well_formed(size, seed);
+    }
+    const OPEN: &str = "<answer>\n";
+    const CLOSE: &str = "</answer>\n";
+    let mut rng = Rng(seed);
+    let mut out = String::with_capacity(size + 64);
+    out.push_str(OPEN);
+    if shape == Shape::DeepNest {
+        // 14 bytes per level (`<a><b>` and `</b></a>`), enough levels to reach `size`.
+        let levels = size
+            .saturating_sub(OPEN.len() + CLOSE.len() + 4)
+            .div_ceil(14);
+        out.push_str(&"<a><b>".repeat(levels));
+        out.push_str("deep");
+        out.push_str(&"</b></a>".repeat(levels));
+        out.push_str(CLOSE);
+        return out;
+    }
+    let mut id = 0u64;
+    let mut text = String::new();
+    while out.len() < size {
+        match shape {
+            Shape::Dense => {
+                let w = rng.pick(WORDS);
+                match rng.below(5) {
+                    0 => out.push_str(&format!("<cite id=\"1\">{w}</cite>. ")),
+                    1 => out.push_str(&format!("{w} <note>x</note> ")),
+                    2 => out.push_str(&format!("{w} <todo/> ")),
+                    3 => out.push_str(&format!("{w} <b>b</b> ")),
+                    _ => out.push_str(&format!("{w} <cite id=\"2\">ok</cite> ")),
+                }
+                if rng.below(8) == 0 {
+                    out.push('\n');
+                }
+            }
+            Shape::Unicode => {
+                text.clear();
+                sentence(&mut rng, UNICODE_WORDS, &mut text);
+                if rng.below(2) == 0 {
+                    out.push_str(&format!("<cite id=\"1\">{text}</cite>。"));
+                } else {
+                    out.push_str(&text);
+                    out.push('。');
+                }
+                if rng.below(4) == 0 {
+                    out.push('\n');
+                }
+            }
+            Shape::OneLine => {
+                id += 1;
+                text.clear();
+                sentence(&mut rng, WORDS, &mut text);
+                out.push_str(&format!("<cite id=\"{}\">{text}</cite>. ", id % 97));
+            }
+            Shape::OpenQuote => out.push_str("<a x=\"text &lt;b y=1 \"/>"),
+            _ => {
+                // Plain, LtFlood, AmpFlood: the shape's own units, escaped.
+                text.clear();
+                unit(shape, &mut rng, &mut id, &mut text);
+                for c in text.chars() {
+                    match c {
+                        '&' => out.push_str("&amp;"),
+                        '<' => out.push_str("&lt;"),
+                        _ => out.push(c),
+                    }
+                }
+            }
+        }
+    }
+    out.push_str(CLOSE);
+    out
+}
+
 /// Writes `size` bytes of `shape` (cut at a char boundary) to `sink`.
 pub fn generate(
     shape: Shape,

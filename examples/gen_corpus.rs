@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! cargo run --release --example gen_corpus -- SHAPE SIZE [SEED]
-//!   SHAPE: prose | dense | plain | unicode | lt_flood | open_quote | one_line | amp_flood | deep_nest
+//!   SHAPE: prose | dense | plain | unicode | lt_flood | open_quote | one_line | amp_flood | deep_nest,
+//!          or SHAPE_well_formed for its well-formed variant (the strict XML quick-xml is
+//!          given in comparisons; see `well_formed` in benches/corpus.rs)
 //!   SIZE:  bytes, with an optional K/M/G suffix (e.g. 100M)
 //! ```
 //!
@@ -28,20 +30,19 @@ fn parse_size(s: &str) -> Option<u64> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: gen_corpus SHAPE SIZE [SEED]   (shapes: prose dense plain unicode lt_flood open_quote one_line amp_flood deep_nest, prose_well_formed)";
-    let shape = match args.first().map(String::as_str) {
-        Some("prose_well_formed") => Some(Shape::Prose),
-        other => other.and_then(Shape::from_name),
-    };
+    let usage = "usage: gen_corpus SHAPE[_well_formed] SIZE [SEED]   (shapes: prose dense plain unicode lt_flood open_quote one_line amp_flood deep_nest)";
+    let name = args.first().map_or("", String::as_str);
+    let well_formed = name.ends_with("_well_formed");
+    let shape = Shape::from_name(name.trim_end_matches("_well_formed"));
     let (Some(shape), Some(size)) = (shape, args.get(1).and_then(|s| parse_size(s))) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let seed = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    if args.first().map(String::as_str) == Some("prose_well_formed") {
-        // The strict-XML variant of prose (for quick-xml comparisons), built in memory.
-        let wf = kindaxml_stream_corpus::prose_well_formed(size as usize, seed);
+    if well_formed {
+        // The strict-XML variant (for quick-xml comparisons), built in memory.
+        let wf = kindaxml_stream_corpus::well_formed(shape, size as usize, seed);
         let _ = out.write_all(wf.as_bytes()).and_then(|()| out.flush());
         return;
     }

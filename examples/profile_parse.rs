@@ -22,7 +22,7 @@ fn main() {
     let chunk: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
     let engine = std::env::var("ENGINE").unwrap_or_else(|_| "ours".into());
     let input = match engine.as_str() {
-        "ours_wf" | "quickxml" => corpus::prose_well_formed(size, 1),
+        "ours_wf" | "quickxml" => corpus::well_formed(shape, size, 1),
         _ => corpus::corpus(shape, size, 1),
     };
     let config = if std::env::var("PRESET").as_deref() == Ok("scaling") {

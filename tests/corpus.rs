@@ -1,0 +1,158 @@
+//! The benchmark corpora (`benches/corpus.rs`): each shape's well-formed variant, which the
+//! benches give to quick-xml's Reader, is XML that it reads to the end, and keeps the shape's
+//! character (its text, its tag density, its nesting), so the comparison is like for like.
+
+#[path = "../benches/corpus.rs"]
+mod corpus;
+
+use corpus::{corpus, well_formed, Shape};
+use quick_xml::events::Event;
+
+/// What quick-xml's Reader (end names checked) reports reading `xml` to the end.
+#[derive(Debug, Default)]
+struct Read {
+    /// `Start` and `Empty` events, by name.
+    elements: Vec<String>,
+    max_depth: usize,
+    /// The text content inside the root, references written back as `&name;`, unescaped.
+    text: String,
+}
+
+fn read(xml: &str) -> Read {
+    let mut r = quick_xml::Reader::from_str(xml);
+    let mut out = Read::default();
+    let mut raw = String::new();
+    let mut depth = 0usize;
+    loop {
+        match r.read_event() {
+            Ok(Event::Start(e)) => {
+                depth += 1;
+                out.max_depth = out.max_depth.max(depth);
+                out.elements.push(e.name().as_ref().to_string());
+            }
+            Ok(Event::Empty(e)) => out.elements.push(e.name().as_ref().to_string()),
+            Ok(Event::End(_)) => depth -= 1,
+            Ok(Event::Text(t)) if depth > 0 => raw.push_str(&t),
+            Ok(Event::GeneralRef(g)) => {
+                raw.push('&');
+                raw.push_str(&g);
+                raw.push(';');
+            }
+            Ok(Event::Eof) => break,
+            Ok(_) => {}
+            Err(e) => panic!("rejected at byte {}: {e}", r.buffer_position()),
+        }
+    }
+    assert_eq!(depth, 0, "elements left open");
+    out.text = quick_xml::escape::unescape(&raw).unwrap().into_owned();
+    out
+}
+
+const SIZES: [usize; 2] = [1 << 10, 64 << 10];
+
+#[test]
+fn every_shape_has_a_well_formed_variant_quick_xml_reads_to_the_end() {
+    for shape in Shape::ALL {
+        for size in SIZES {
+            let xml = well_formed(shape, size, 1);
+            // "About `size` bytes": past it by less than one unit (the longest, a prose
+            // list of three sentences, is under 400 bytes) and the root's end tag.
+            assert!(
+                xml.len() >= size && xml.len() < size + 512,
+                "{} at {size}: {} bytes",
+                shape.name(),
+                xml.len()
+            );
+            let read = read(&xml);
+            assert_eq!(read.elements.first().map(String::as_str), Some("answer"));
+            assert_eq!(xml, well_formed(shape, size, 1), "not deterministic");
+        }
+    }
+}
+
+#[test]
+fn escaped_shapes_keep_the_shapes_text() {
+    for shape in [Shape::Plain, Shape::LtFlood, Shape::AmpFlood] {
+        for size in SIZES {
+            let read = read(&well_formed(shape, size, 7));
+            assert_eq!(
+                read.elements,
+                ["answer"],
+                "{}: markup only in the root",
+                shape.name()
+            );
+            // The root's own line break, then the shape's text from its start.
+            let text = read.text.strip_prefix('\n').unwrap().trim_end_matches('\n');
+            assert!(
+                text.len() * 3 >= size,
+                "{}: {} bytes of text",
+                shape.name(),
+                text.len()
+            );
+            assert_eq!(text, corpus(shape, text.len(), 7), "{}", shape.name());
+        }
+    }
+}
+
+#[test]
+fn tagged_shapes_keep_their_tag_density() {
+    // Elements per KiB in the variant against tag starts (`<` and a letter) per KiB in the
+    // shape: the variant writes each tag once as an element (a postfix cite around the
+    // text before it), so the two agree within a small factor.
+    for shape in [Shape::Prose, Shape::Dense, Shape::Unicode, Shape::OneLine] {
+        let size = 64 << 10;
+        let xml = well_formed(shape, size, 1);
+        let elements = read(&xml).elements.len() - 1;
+        let src = corpus(shape, size, 1);
+        let tags = src
+            .as_bytes()
+            .windows(2)
+            .filter(|w| w[0] == b'<' && w[1].is_ascii_alphabetic())
+            .count();
+        let ratio = (elements as f64 / xml.len() as f64) / (tags as f64 / src.len() as f64);
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "{}: {elements} elements in {} bytes against {tags} tags in {} bytes",
+            shape.name(),
+            xml.len(),
+            src.len()
+        );
+    }
+}
+
+#[test]
+fn deep_nest_variant_nests_as_deep_as_its_size_allows() {
+    for size in SIZES {
+        let read = read(&well_formed(Shape::DeepNest, size, 1));
+        // The root, then two elements per 14 bytes (`<a><b>` and `</b></a>`).
+        assert!(
+            read.max_depth * 7 >= size - 64,
+            "depth {} at {size}",
+            read.max_depth
+        );
+        assert_eq!(read.text.trim(), "deep");
+    }
+}
+
+#[test]
+fn open_quote_variant_closes_every_attribute() {
+    let xml = well_formed(Shape::OpenQuote, 64 << 10, 1);
+    let mut r = quick_xml::Reader::from_str(&xml);
+    let mut values = 0;
+    loop {
+        match r.read_event().unwrap() {
+            Event::Empty(e) => {
+                let a = e.attributes().next().unwrap().unwrap();
+                assert_eq!(a.key.as_ref(), "x");
+                assert_eq!(
+                    quick_xml::escape::unescape(&a.value).unwrap(),
+                    "text <b y=1 "
+                );
+                values += 1;
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert!(values * 25 >= (64 << 10) - 64, "{values} attributes");
+}
