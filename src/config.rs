@@ -805,6 +805,10 @@ pub(crate) struct Rules {
     /// The same names (keys as in `lookup`) for a linear scan, when there are few of them:
     /// comparing a handful of short byte strings beats hashing.
     small: Option<Vec<(Box<[u8]>, usize)>>,
+    /// The byte lengths of the names in `lookup`: bit `min(len, 63)`. Most unrecognized
+    /// names (`<b>`, `<br>`, `</p>`…) have a length no recognized one has, and are turned
+    /// away by one test instead of a scan or a hash.
+    lens: u64,
     pub(crate) case_sensitive: bool,
     pub(crate) unknown_mode: UnknownMode,
     pub(crate) autoclose_on_any_tag: bool,
@@ -900,9 +904,11 @@ impl Rules {
                 .map(|(k, &id)| (Box::<[u8]>::from(k.as_bytes()), id))
                 .collect()
         });
+        let lens = lookup.keys().fold(0u64, |m, k| m | 1 << k.len().min(63));
         let uses = |st: Strategy| tags.iter().any(|t| t.strategy == st);
         Rules {
             small,
+            lens,
             uses_retro_line: uses(Strategy::RetroLine),
             uses_retro_claim: uses(Strategy::RetroClaim),
             tags,
@@ -928,6 +934,10 @@ impl Rules {
 
     /// The id of a recognized tag named `name` (as written in the input).
     pub(crate) fn lookup(&self, name: &str) -> Option<usize> {
+        // (Lowercasing ASCII keeps the length.)
+        if self.lens >> name.len().min(63) & 1 == 0 {
+            return None;
+        }
         if let Some(small) = &self.small {
             let n = name.as_bytes();
             return if self.case_sensitive {
@@ -1061,5 +1071,85 @@ mod tests {
             format!("{b:?}")
         );
         assert_eq!(b.strategy_for("cite"), Some(Strategy::RetroLine));
+    }
+
+    #[test]
+    fn lookup_finds_exactly_the_configured_names_whatever_their_length() {
+        // Names of many lengths (past the 63 that share the last length bit), aliases and
+        // raw tags; few enough for the list scan, then more than it takes (hashed).
+        let long = "l".repeat(70);
+        let longer = format!("{long}x");
+        let few = ["cite", "n", "todo", long.as_str()];
+        let many: Vec<String> = (1..=12).map(|k| "m".repeat(k)).collect();
+        let queries: Vec<String> = [
+            "",
+            "c",
+            "ci",
+            "cite",
+            "CITE",
+            "Cite",
+            "cites",
+            "n",
+            "N",
+            "nn",
+            "todo",
+            "TODO",
+            "think",
+            "src",
+            "thinking",
+            "m",
+            "mmmmmm",
+            "mmmmmmmmmmmmm",
+            "b",
+            "br",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            long.clone(),
+            long.to_uppercase(),
+            longer.clone(),
+            "l".repeat(63),
+            "l".repeat(64),
+        ])
+        .collect();
+        for names in [few.iter().map(|s| s.to_string()).collect::<Vec<_>>(), many] {
+            for case_sensitive in [true, false] {
+                let config = Config::default()
+                    .with_tags(&names)
+                    .unwrap()
+                    .with_raw_tags(["think"])
+                    .unwrap()
+                    .with_aliases([("src", names[0].as_str())])
+                    .unwrap()
+                    .with_case_sensitive_tags(case_sensitive)
+                    .unwrap();
+                let rules = Rules::new(&config);
+                let same = |a: &str, b: &str| {
+                    if case_sensitive {
+                        a == b
+                    } else {
+                        a.eq_ignore_ascii_case(b)
+                    }
+                };
+                for q in &queries {
+                    // The tag a name stands for, by the configuration's own lists.
+                    let target = if same(q, "src") {
+                        Some(names[0].as_str())
+                    } else {
+                        names
+                            .iter()
+                            .map(String::as_str)
+                            .chain(["think"])
+                            .find(|n| same(q, n))
+                    };
+                    let got = rules.lookup(q).map(|id| &*rules.tags[id].name);
+                    assert_eq!(
+                        got, target,
+                        "{q:?} among {names:?}, case sensitive {case_sensitive}"
+                    );
+                }
+            }
+        }
     }
 }
