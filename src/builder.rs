@@ -28,7 +28,8 @@
 //! Every quantity above is maintained incrementally: each output byte is examined a bounded
 //! number of times whatever the chunking, and held text is never rescanned.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
@@ -1291,19 +1292,42 @@ impl Builder {
         // Text of [a, f), created at the first text segment, and the offset in it of `a`.
         let mut shared: Option<(SharedBuf, usize)> = None;
         let mut adopted = false;
+        // Past `HEAP_MIN` covering spans, their ends in a min-heap (`(end, index)`), so the
+        // next segment end and the spans ending there cost O(log n), not a scan of `cur`
+        // (decision 39).
+        let mut ends: Option<BinaryHeap<Reverse<(usize, usize)>>> = None;
+        // While `Some`, the annotations of `cur` are a prefix of this list, which the next
+        // segments share: spans that end innermost first (nested retro spans, say) keep it so.
+        let mut list: Option<Arc<[Annotation]>> = None;
         loop {
+            let (mut grew, mut sorted) = (false, true);
             while next < active.len() && active[next].start <= pos {
                 if active[next].end > pos {
-                    let key = active[next].key();
-                    // Usually after all the others (spans sorted by start, open tags in order).
-                    if cur.last().is_none_or(|&k| active[k].key() < key) {
-                        cur.push(next);
-                    } else {
-                        let at = cur.partition_point(|&k| active[k].key() < key);
-                        cur.insert(at, next);
+                    grew = true;
+                    // Usually after all the others (spans sorted by start, open tags in
+                    // order); otherwise `cur` is sorted once, after the batch.
+                    if cur
+                        .last()
+                        .is_some_and(|&k| active[k].key() > active[next].key())
+                    {
+                        sorted = false;
                     }
+                    cur.push(next);
+                    if let Some(h) = &mut ends {
+                        h.push(Reverse((active[next].end, next)));
+                    }
+                    list = None;
                 }
                 next += 1;
+            }
+            if grew {
+                if !sorted {
+                    // Keys are unique (`seq`), so this is the order the inserts would give.
+                    cur.sort_unstable_by_key(|&k| active[k].key());
+                }
+                if ends.is_none() && cur.len() > HEAP_MIN {
+                    ends = Some(cur.iter().map(|&k| Reverse((active[k].end, k))).collect());
+                }
             }
             while self.markers.front().is_some_and(|m| m.pos <= pos) {
                 if let Some(m) = self.markers.pop_front() {
@@ -1317,8 +1341,17 @@ impl Builder {
             if next < active.len() {
                 end = end.min(active[next].start);
             }
-            for &k in &cur {
-                end = end.min(active[k].end);
+            match &ends {
+                Some(h) => {
+                    if let Some(&Reverse((e, _))) = h.peek() {
+                        end = end.min(e);
+                    }
+                }
+                None => {
+                    for &k in &cur {
+                        end = end.min(active[k].end);
+                    }
+                }
             }
             if let Some(m) = self.markers.front() {
                 end = end.min(m.pos);
@@ -1336,7 +1369,18 @@ impl Builder {
                 [] => SegAnnotations::Zero,
                 [k] => SegAnnotations::One([active[*k].ann.clone()]),
                 [k, l] => SegAnnotations::Two([active[*k].ann.clone(), active[*l].ann.clone()]),
-                _ => SegAnnotations::Shared(cur.iter().map(|&k| active[k].ann.clone()).collect()),
+                _ => {
+                    let l = match &list {
+                        Some(l) if l.len() >= cur.len() => l.clone(),
+                        _ => {
+                            let l: Arc<[Annotation]> =
+                                cur.iter().map(|&k| active[k].ann.clone()).collect();
+                            list = Some(l.clone());
+                            l
+                        }
+                    };
+                    SegAnnotations::Shared(l, cur.len() as u32)
+                }
             };
             self.events.push(Event::Text(Segment {
                 text: SegText::Shared {
@@ -1348,7 +1392,31 @@ impl Builder {
                 annotations,
             }));
             pos = end;
-            cur.retain(|&k| active[k].end > pos);
+            match &mut ends {
+                Some(h) => {
+                    // The heap holds exactly `cur`: what it pops is what ends here.
+                    let mut gone = 0;
+                    while h.peek().is_some_and(|&Reverse((e, _))| e <= pos) {
+                        h.pop();
+                        gone += 1;
+                    }
+                    let keep = cur.len() - gone;
+                    if cur[keep..].iter().all(|&k| active[k].end <= pos) {
+                        // The innermost spans ended: the rest is still a prefix of `list`.
+                        cur.truncate(keep);
+                    } else {
+                        cur.retain(|&k| active[k].end > pos);
+                        list = None;
+                    }
+                }
+                None => {
+                    let n = cur.len();
+                    cur.retain(|&k| active[k].end > pos);
+                    if cur.len() != n {
+                        list = None;
+                    }
+                }
+            }
         }
         // Virtual spans end at f: only real spans reaching past f stay.
         active.retain(|s| s.end > f);
@@ -1386,6 +1454,7 @@ impl Builder {
             .clone();
         let (buf, base) = self.take_text(f, last);
         let adopted = buf.adopted();
+        let n = list.len() as u32;
         self.events.push(Event::Text(Segment {
             text: SegText::Shared {
                 buf,
@@ -1393,7 +1462,7 @@ impl Builder {
                 hi: base + (f - a),
             },
             start: a,
-            annotations: SegAnnotations::Shared(list),
+            annotations: SegAnnotations::Shared(list, n),
         }));
         self.emitted(f, adopted);
         true
@@ -1417,6 +1486,10 @@ impl Builder {
 
 /// Annotations a segment holds inline (`SegAnnotations`); longer lists are shared.
 const INLINE_ANNOTATIONS: usize = 2;
+
+/// Covering spans past which `emit_range` keeps their ends in a heap instead of scanning
+/// them for every segment.
+const HEAP_MIN: usize = 16;
 
 /// Emissions of at least this many bytes may adopt the builder's buffer instead of copying.
 const ADOPT_MIN: usize = 16 << 10;

@@ -584,7 +584,10 @@ pub(crate) enum SegAnnotations {
     Zero,
     One([Annotation; 1]),
     Two([Annotation; 2]),
-    Shared(Arc<[Annotation]>),
+    /// The first `len` annotations of a list that other segments share (decision 39). (A
+    /// `u32` keeps the type at 24 bytes; a list of 2^32 annotations would need as many tags
+    /// held at once, 32 GiB of references alone.)
+    Shared(Arc<[Annotation]>, u32),
 }
 
 impl std::ops::Deref for SegAnnotations {
@@ -594,7 +597,7 @@ impl std::ops::Deref for SegAnnotations {
             SegAnnotations::Zero => &[],
             SegAnnotations::One(v) => v,
             SegAnnotations::Two(v) => v,
-            SegAnnotations::Shared(v) => v,
+            SegAnnotations::Shared(v, len) => v.get(..*len as usize).unwrap_or_default(),
         }
     }
 }
