@@ -315,3 +315,99 @@ fn segment_lists_match_the_spans_under_deep_overlap() {
         "the inputs must overlap deeply: at most {deepest} spans"
     );
 }
+
+#[test]
+fn span_limit_bounds_interleaved_retro_lists() {
+    // The compat preset's `retro_line` (SPEC §4): each postfix cite annotates the line
+    // before it again, and a note opening and closing between two cites gives every segment
+    // a list that no other list starts with, so the output sets the work (DESIGN.md,
+    // decision 40). A retro span starts no earlier than `p - max_span_bytes` (SPEC §6), so
+    // the lists, and the work, shrink with the limit. The spans are computed here from those
+    // rules, on the output text, and every segment's list is checked against them.
+    let unit = "Some text <cite id=1> more <note>n</note> ";
+    // One unit's output text, and where the cite and the note sit in it.
+    let out_unit = "Some text  more n ";
+    let (cite_at, note_at) = ("Some text ".len(), "Some text  more ".len());
+    let (cite_src, note_src) = ("Some text ".len(), "Some text <cite id=1> more ".len());
+    let n = 400;
+    let input = unit.repeat(n);
+    let text = out_unit.repeat(n);
+    // SPEC §4 trimming: Unicode whitespace and `, . ; : ! ? ( )` (the text is ASCII).
+    let trims = |b: u8| b.is_ascii_whitespace() || b",.;:!?()".contains(&b);
+    let mut longest = Vec::new();
+    for limit in [64usize, 512, 1 << 20] {
+        let config = Config::kindaxml_compat()
+            .with_tags(["cite", "note"])
+            .unwrap()
+            .with_max_span_bytes(limit)
+            .unwrap();
+        // (start, end, source offset) of every span, by the rules.
+        let mut spans = Vec::new();
+        for i in 0..n {
+            let p = i * out_unit.len() + cite_at;
+            let (mut s, mut e) = (p.saturating_sub(limit), p);
+            while s < e && trims(text.as_bytes()[s]) {
+                s += 1;
+            }
+            while e > s && trims(text.as_bytes()[e - 1]) {
+                e -= 1;
+            }
+            if s < e {
+                spans.push((s, e, i * unit.len() + cite_src));
+            }
+            let q = i * out_unit.len() + note_at;
+            spans.push((q, q + 1, i * unit.len() + note_src));
+        }
+        let check = |doc: &Document, how: &str| {
+            assert_eq!(doc.text(), text, "{how}, limit {limit}");
+            for seg in doc.segments() {
+                let mut want: Vec<_> = spans
+                    .iter()
+                    .filter(|&&(s, e, _)| s <= seg.start() && seg.end() <= e)
+                    .collect();
+                want.sort_by_key(|&&(s, e, src)| (s, std::cmp::Reverse(e), src));
+                let want: Vec<usize> = want.iter().map(|&&(_, _, src)| src).collect();
+                let got: Vec<usize> = seg
+                    .annotations()
+                    .iter()
+                    .map(|a| a.source_offset())
+                    .collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{how}, limit {limit}: segment at {}",
+                    seg.start()
+                );
+            }
+        };
+        let doc = parse(&input, &config);
+        check(&doc, "parse");
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D ^ limit as u64;
+        let mut p = StreamParser::new(&config);
+        let mut chunked = Document::new();
+        let mut rest = input.as_bytes();
+        while !rest.is_empty() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (head, tail) = rest.split_at((1 + (x % 97) as usize).min(rest.len()));
+            chunked.extend(p.update_bytes(head).unwrap());
+            rest = tail;
+        }
+        chunked.extend(p.finish().unwrap());
+        check(&chunked, "random chunks");
+        longest.push(
+            doc.segments()
+                .iter()
+                .map(|s| s.annotations().len())
+                .max()
+                .unwrap(),
+        );
+    }
+    // A segment carries the cites whose line reaches it, plus perhaps the note: with a limit,
+    // only the cites within that many bytes after it; without one, every later cite.
+    let per = |limit: usize| limit.div_ceil(out_unit.len()) + 1;
+    assert!(longest[0] <= per(64), "{longest:?}");
+    assert!(longest[1] <= per(512), "{longest:?}");
+    assert_eq!(longest[2], n, "{longest:?}");
+}
