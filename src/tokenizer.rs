@@ -46,6 +46,11 @@
 //! through the machine from an explicit stack, not by recursion, and only when they hold a
 //! byte that can start a construct.
 //!
+//! Inside `Tag` the lexer's [`Phase`] (name, attribute name, after `=`, a `"`- or `'`-quoted
+//! value, …) moves by one load per ASCII byte from `LEX`, a table built at compile time
+//! from `Phase::step`, which is the rule as written; a newline or a non-ASCII char takes
+//! `Phase::step` itself.
+//!
 //! A short chunk arriving in `Lt` or `Tag` that neither completes nor aborts the candidate
 //! only grows it, so `Tokenizer::take_tag_chunk` takes it without the dispatch loop (the
 //! parser skips its flush too); a chunk with a `>`, or that aborts, goes through `run`.
@@ -59,8 +64,9 @@ use crate::text::{decode_at, find1, find2, find3, is_ws_byte};
 const CDATA_OPEN: &[u8; 7] = b"[CDATA[";
 const DOCTYPE: &[u8; 7] = b"DOCTYPE";
 
-/// Where the lexer is inside a tag candidate.
+/// Where the lexer is inside a tag candidate. The discriminant is the row of `LEX`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 enum Phase {
     /// Seen `</`; the next char must start a name.
     EndSlash,
@@ -78,9 +84,25 @@ enum Phase {
     AfterEq,
     /// Inside an unquoted value.
     Unquoted,
-    /// Inside a quoted value closed by this byte.
-    Quoted(u8),
+    /// Inside a `"`-quoted value.
+    QuotedD,
+    /// Inside a `'`-quoted value.
+    QuotedS,
 }
+
+/// Every phase, indexed by its discriminant.
+const PHASES: [Phase; 10] = [
+    Phase::EndSlash,
+    Phase::Name,
+    Phase::NameSlash,
+    Phase::Between,
+    Phase::AttrName,
+    Phase::AfterName,
+    Phase::AfterEq,
+    Phase::Unquoted,
+    Phase::QuotedD,
+    Phase::QuotedS,
+];
 
 impl Phase {
     /// The `BYTE_CLASS` bits of the bytes that cannot change this phase (0: every byte
@@ -90,11 +112,138 @@ impl Phase {
         match self {
             Phase::Name | Phase::AttrName => CLASS_NAME,
             Phase::Unquoted => CLASS_UNQUOTED,
-            Phase::Quoted(b'"') => CLASS_IN_DQ,
-            Phase::Quoted(_) => CLASS_IN_SQ,
+            Phase::QuotedD => CLASS_IN_DQ,
+            Phase::QuotedS => CLASS_IN_SQ,
             _ => 0,
         }
     }
+
+    const fn is_quoted(self) -> bool {
+        matches!(self, Phase::QuotedD | Phase::QuotedS)
+    }
+
+    /// What the char `c` (whitespace if `ws`; for a non-ASCII char, its lead byte) does in
+    /// this phase: the lexer's rule, written once. `LEX` tabulates it for ASCII bytes.
+    // Bounds: `NAME_CHAR` has 256 entries, indexed by a byte.
+    #[allow(clippy::indexing_slicing)]
+    const fn step(self, c: u8, ws: bool) -> LexStep {
+        match self {
+            Phase::EndSlash => {
+                if c.is_ascii_alphabetic() {
+                    LexStep::To(Phase::Name)
+                } else {
+                    LexStep::Literal
+                }
+            }
+            Phase::Name => {
+                if c == b'>' {
+                    LexStep::Complete
+                } else if c == b'/' {
+                    LexStep::To(Phase::NameSlash)
+                } else if ws {
+                    LexStep::To(Phase::Between)
+                } else if !NAME_CHAR[c as usize] {
+                    LexStep::Abort
+                } else {
+                    LexStep::To(Phase::Name)
+                }
+            }
+            Phase::NameSlash => {
+                if c == b'>' {
+                    LexStep::Complete
+                } else {
+                    LexStep::Abort
+                }
+            }
+            phase => {
+                if c == b'>' {
+                    return LexStep::Complete;
+                }
+                if c == b'<' && !phase.is_quoted() {
+                    return LexStep::Abort;
+                }
+                let name = NAME_CHAR[c as usize];
+                LexStep::To(match phase {
+                    Phase::QuotedD if c == b'"' => Phase::Between,
+                    Phase::QuotedS if c == b'\'' => Phase::Between,
+                    Phase::Between if !ws && name => Phase::AttrName,
+                    Phase::AttrName | Phase::AfterName if ws => Phase::AfterName,
+                    Phase::AttrName | Phase::AfterName if c == b'=' => Phase::AfterEq,
+                    Phase::AttrName | Phase::AfterName if name => Phase::AttrName,
+                    Phase::AttrName | Phase::AfterName => Phase::Between,
+                    Phase::AfterEq if ws => Phase::AfterEq,
+                    Phase::AfterEq if c == b'"' => Phase::QuotedD,
+                    Phase::AfterEq if c == b'\'' => Phase::QuotedS,
+                    Phase::AfterEq => Phase::Unquoted,
+                    Phase::Unquoted if ws => Phase::Between,
+                    p => p,
+                })
+            }
+        }
+    }
+}
+
+/// One char's effect on a tag candidate (`Phase::step`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LexStep {
+    To(Phase),
+    Complete,
+    Abort,
+    Literal,
+}
+
+/// `LEX` entry codes past the phases (`0..10`, the next phase).
+const LEX_COMPLETE: u8 = 10;
+const LEX_ABORT: u8 = 11;
+const LEX_LITERAL: u8 = 12;
+/// Not tabulated: a newline (the blank-line rule) or a non-ASCII lead byte.
+const LEX_SLOW: u8 = 13;
+
+/// The tag lexer as a table: `LEX[phase][byte]` is the next phase or an outcome code.
+/// Built from `Phase::step` at compile time, so the rule has one source.
+// Bounds: `p < 10` and `c < 256` are the loop conditions.
+#[allow(clippy::indexing_slicing)]
+static LEX: [[u8; 256]; 10] = {
+    let mut t = [[0u8; 256]; 10];
+    let mut p = 0;
+    while p < 10 {
+        let mut c = 0usize;
+        while c < 256 {
+            let b = c as u8;
+            let code = if b == b'\n' || b >= 0x80 {
+                LEX_SLOW
+            } else {
+                match PHASES[p].step(b, is_ws_byte(b)) {
+                    LexStep::To(next) => next as u8,
+                    LexStep::Complete => LEX_COMPLETE,
+                    LexStep::Abort => LEX_ABORT,
+                    LexStep::Literal => LEX_LITERAL,
+                }
+            };
+            t[p][c] = code;
+            c += 1;
+        }
+        p += 1;
+    }
+    t
+};
+
+/// The blank-line state of a tag candidate before `bytes[j]`, lexed from `start` with state
+/// `at_start` there: whether a newline came last, followed only by spaces, tabs or `\r`
+/// (another newline then makes a blank line, which aborts the candidate). Looked up
+/// backwards when a newline needs it, so the lexer's loop does not track it per byte.
+// Bounds: `start <= k <= j <= bytes.len()`, and `k > start` before each read.
+#[allow(clippy::indexing_slicing)]
+fn after_blanks(bytes: &[u8], start: usize, j: usize, at_start: bool) -> bool {
+    let mut k = j;
+    while k > start {
+        match bytes[k - 1] {
+            b' ' | b'\t' | b'\r' => k -= 1,
+            b'\n' => return true,
+            _ => return false,
+        }
+    }
+    at_start
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -381,7 +530,7 @@ impl Tokenizer {
             return true;
         }
         // `>` completes the candidate; `<` aborts it outside a quoted value.
-        let stop = if matches!(lx.phase, Phase::Quoted(_)) {
+        let stop = if lx.phase.is_quoted() {
             find1(b'>', chunk)
         } else {
             find2(b'>', b'<', chunk)
@@ -1040,10 +1189,90 @@ impl Tokenizer {
         None
     }
 
-    /// Lexes a tag candidate from `input[*i..]`, advancing `*i` past what belongs to it.
+    /// Lexes a tag candidate from `input[*i..]`, advancing `*i` past what belongs to it:
+    /// past the `>` that completes it, to the char that aborts it (or that makes `</` a
+    /// literal), or to the end of the input if it needs more. ASCII bytes other than a
+    /// newline take one `LEX` load each; a newline (the blank-line rule) or a non-ASCII char
+    /// (decoded for its width and whitespace) takes `Phase::step` directly.
+    // Bounds: `j < end <= bytes.len()` is the loop condition; `p < 10` (a `LEX` code below
+    // `LEX_COMPLETE`, or a `Phase` discriminant).
+    #[allow(clippy::indexing_slicing)]
+    fn lex_tag(&self, rules: &Rules, lx: &mut TagLex, input: &str, i: &mut usize) -> TagOutcome {
+        let bytes = input.as_bytes();
+        let start = *i;
+        // The bytes this candidate may still take (`max_tag_bytes` counts it all), and the
+        // end of the input they reach.
+        let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
+        let end = bytes.len().min(start.saturating_add(room));
+        let mut p = lx.phase as u8;
+        let mut j = start;
+        let outcome = 'lex: {
+            while j < end {
+                let c = bytes[j];
+                let code = LEX[usize::from(p)][usize::from(c)];
+                if code < LEX_COMPLETE {
+                    p = code;
+                    j += 1;
+                    continue;
+                }
+                let (w, step) = match code {
+                    LEX_COMPLETE => (1, LexStep::Complete),
+                    LEX_ABORT => (1, LexStep::Abort),
+                    LEX_LITERAL => (1, LexStep::Literal),
+                    _ => {
+                        let (w, ws) = if c < 0x80 {
+                            (1, is_ws_byte(c))
+                        } else {
+                            let ch = decode_at(input, j);
+                            (ch.len_utf8(), ch.is_whitespace())
+                        };
+                        if j - start + w > room {
+                            break 'lex TagOutcome::Abort;
+                        }
+                        if c == b'\n' && after_blanks(bytes, start, j, lx.after_nl) {
+                            break 'lex TagOutcome::Abort;
+                        }
+                        (w, PHASES[usize::from(p)].step(c, ws))
+                    }
+                };
+                match step {
+                    LexStep::To(next) => {
+                        p = next as u8;
+                        j += w;
+                    }
+                    LexStep::Complete => {
+                        j += w;
+                        break 'lex TagOutcome::Complete;
+                    }
+                    LexStep::Abort => break 'lex TagOutcome::Abort,
+                    LexStep::Literal => break 'lex TagOutcome::Literal,
+                }
+            }
+            // The next char would pass `max_tag_bytes`.
+            if j < bytes.len() {
+                TagOutcome::Abort
+            } else {
+                TagOutcome::NeedMore
+            }
+        };
+        lx.after_nl = after_blanks(bytes, start, j, lx.after_nl);
+        lx.phase = PHASES[usize::from(p)];
+        *i = j;
+        outcome
+    }
+
+    /// The tag lexer as it was before `LEX`: a run fast path and a per-char match, kept as
+    /// the oracle `lex_tag` is checked against.
+    #[cfg(test)]
     // Bounds: `*i < bytes.len()` is the loop condition.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn lex_tag(&self, rules: &Rules, lx: &mut TagLex, input: &str, i: &mut usize) -> TagOutcome {
+    fn lex_tag_reference(
+        &self,
+        rules: &Rules,
+        lx: &mut TagLex,
+        input: &str,
+        i: &mut usize,
+    ) -> TagOutcome {
         let bytes = input.as_bytes();
         let start = *i;
         // The bytes this candidate may still take (`max_tag_bytes` counts it all), and the
@@ -1115,12 +1344,12 @@ impl Tokenizer {
                         *i += 1;
                         return TagOutcome::Complete;
                     }
-                    if c == b'<' && !matches!(phase, Phase::Quoted(_)) {
+                    if c == b'<' && !phase.is_quoted() {
                         return TagOutcome::Abort;
                     }
                     lx.phase = match phase {
-                        Phase::Quoted(q) if c == q => Phase::Between,
-                        Phase::Quoted(q) => Phase::Quoted(q),
+                        Phase::QuotedD if c == b'"' => Phase::Between,
+                        Phase::QuotedS if c == b'\'' => Phase::Between,
                         Phase::Between if !ws && is_name_char(c) => Phase::AttrName,
                         Phase::AttrName if ws => Phase::AfterName,
                         Phase::AttrName | Phase::AfterName if c == b'=' => Phase::AfterEq,
@@ -1130,7 +1359,8 @@ impl Tokenizer {
                         Phase::AfterName if is_name_char(c) => Phase::AttrName,
                         Phase::AfterName => Phase::Between,
                         Phase::AfterEq if ws => Phase::AfterEq,
-                        Phase::AfterEq if c == b'"' || c == b'\'' => Phase::Quoted(c),
+                        Phase::AfterEq if c == b'"' => Phase::QuotedD,
+                        Phase::AfterEq if c == b'\'' => Phase::QuotedS,
                         Phase::AfterEq => Phase::Unquoted,
                         Phase::Unquoted if ws => Phase::Between,
                         p => p,
@@ -1288,6 +1518,134 @@ fn trailing_dashes(n: u8, b: &[u8]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Config;
+
+    /// One lexer call from a given state: its outcome, where it stopped, and the state after.
+    fn lex_once(
+        lexer: fn(&Tokenizer, &Rules, &mut TagLex, &str, &mut usize) -> TagOutcome,
+        tok: &Tokenizer,
+        rules: &Rules,
+        lx: TagLex,
+        input: &str,
+    ) -> (u8, usize, Phase, bool) {
+        let mut lx = lx;
+        let mut i = 0;
+        let outcome = match lexer(tok, rules, &mut lx, input, &mut i) {
+            TagOutcome::NeedMore => 0,
+            TagOutcome::Complete => 1,
+            TagOutcome::Abort => 2,
+            TagOutcome::Literal => 3,
+        };
+        // The state only matters when the candidate goes on.
+        if outcome == 0 {
+            (outcome, i, lx.phase, lx.after_nl)
+        } else {
+            (outcome, i, Phase::Name, false)
+        }
+    }
+
+    /// `lex_tag` (the `LEX` table, the blank-line state looked up backwards) against the
+    /// per-char lexer it replaced: every start state, every string of up to 3 chars from an
+    /// alphabet with a member of every byte class (names, whitespace of each kind, `=`,
+    /// quotes, `<`, `>`, `/`, non-ASCII letters and spaces of 2 to 4 bytes), then seeded
+    /// random strings of up to 24 chars, each under several `max_tag_bytes` rooms; the
+    /// outcome, the stop position and the state after must agree, and the state after
+    /// must carry on alike when the input is cut in two.
+    #[test]
+    fn table_lexer_matches_the_per_char_lexer() {
+        const ALPHABET: [&str; 24] = [
+            "a", "Z", "7", "-", ".", "_", ":", " ", "\t", "\r", "\n", "\u{b}", "=", "\"", "'", ">",
+            "<", "/", "!", "&", "é", "\u{a0}", "\u{3000}", "😀",
+        ];
+        let rooms = [1, 2, 3, 5, 8, 1 << 13];
+        let rules: Vec<Rules> = rooms
+            .iter()
+            .map(|&n| Rules::new(&Config::default().with_max_tag_bytes(n).unwrap()))
+            .collect();
+        let tok = Tokenizer::new(&rules[0]);
+        let check = |input: &str, checked: &mut usize| {
+            for rules in &rules {
+                for phase in PHASES {
+                    for after_nl in [false, true] {
+                        let lx = TagLex { phase, after_nl };
+                        let want = lex_once(Tokenizer::lex_tag_reference, &tok, rules, lx, input);
+                        let got = lex_once(Tokenizer::lex_tag, &tok, rules, lx, input);
+                        assert_eq!(
+                            got, want,
+                            "{input:?} from {lx:?}, max_tag_bytes {}",
+                            rules.max_tag_bytes
+                        );
+                        *checked += 1;
+                    }
+                }
+            }
+        };
+        let mut checked = 0;
+        let n = ALPHABET.len();
+        let mut s = String::new();
+        for len in 0..=3u32 {
+            for k in 0..n.pow(len) {
+                s.clear();
+                let mut k = k;
+                for _ in 0..len {
+                    s.push_str(ALPHABET[k % n]);
+                    k /= n;
+                }
+                check(&s, &mut checked);
+            }
+        }
+        // Longer strings, seeded (xorshift64*): blank lines and long runs appear at length > 3.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        for _ in 0..4000 {
+            s.clear();
+            let len = next() % 25;
+            for _ in 0..len {
+                // Half the picks from the whitespace and newline members, so blank lines come up.
+                let r = next();
+                let pick = if r % 2 == 0 {
+                    7 + (r >> 8) % 5
+                } else {
+                    (r >> 8) % n as u64
+                };
+                s.push_str(ALPHABET[usize::try_from(pick).unwrap()]);
+            }
+            check(&s, &mut checked);
+            // Cut in two at each char boundary: the second call resumes from the first's state.
+            for cut in (1..s.len()).filter(|&c| s.is_char_boundary(c)) {
+                let (head, tail) = s.split_at(cut);
+                let rules = &rules[rules.len() - 1];
+                for phase in PHASES {
+                    let lx = TagLex {
+                        phase,
+                        after_nl: false,
+                    };
+                    let whole = lex_once(Tokenizer::lex_tag, &tok, rules, lx, &s);
+                    let first = lex_once(Tokenizer::lex_tag, &tok, rules, lx, head);
+                    if first.0 != 0 {
+                        assert_eq!((first.0, first.1), (whole.0, whole.1), "{s:?} cut at {cut}");
+                        continue;
+                    }
+                    let mid = TagLex {
+                        phase: first.2,
+                        after_nl: first.3,
+                    };
+                    let second = lex_once(Tokenizer::lex_tag, &tok, rules, mid, tail);
+                    assert_eq!(
+                        (second.0, cut + second.1, second.2, second.3),
+                        whole,
+                        "{s:?} cut at {cut}"
+                    );
+                }
+            }
+        }
+        assert!(checked > 1_000_000, "{checked}");
+    }
 
     #[test]
     fn byte_classes_match_their_definitions() {
