@@ -645,13 +645,13 @@ impl Tokenizer {
         };
         let rest = &self.cand[lead..];
         let r = rest.as_bytes();
-        // A newline matters too: it starts a line where a fence may open. (SIMD searches: a
-        // candidate may hold up to `max_tag_bytes`, and a flood of them aborts each.)
+        // A newline matters too: it starts a line where a fence may open. (SIMD searches past
+        // a few bytes: a candidate may hold up to `max_tag_bytes`, and a flood of them aborts
+        // each; a byte loop below, where a flood of `<a` leaves one byte each time.)
         let special = if raw.is_some() {
-            memchr::memchr(b'<', r).is_some()
+            find1(b'<', r).is_some()
         } else {
-            memchr::memchr3(b'<', b'&', b'`', r).is_some()
-                || memchr::memchr2(b'~', b'\n', r).is_some()
+            find3(b'<', b'&', b'`', r).is_some() || find2(b'~', b'\n', r).is_some()
         };
         if !special {
             // Nothing in it can start a construct: it is all text.
