@@ -7,7 +7,7 @@
 use crate::config::{is_name_char, DuplicateAttrs};
 use crate::entity;
 use crate::output::{AttrStr, AttrValue, Attrs};
-use crate::text::{decode_at, is_ws_byte};
+use crate::text::{decode_at, find1, is_ws_byte};
 use std::collections::HashMap;
 
 /// Parses `text` into attributes.
@@ -45,7 +45,7 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
                 Some(&q) if q == b'"' || q == b'\'' => {
                     let body = v + 1;
                     let rest = b.get(body..).unwrap_or_default();
-                    let close = memchr::memchr(q, rest).map_or(b.len(), |k| body + k);
+                    let close = find1(q, rest).map_or(b.len(), |k| body + k);
                     i = (close + 1).min(b.len());
                     AttrValue::Str(value_text(&text[body..close], decode_entities))
                 }

@@ -4,6 +4,7 @@
 //! [`EntityLexer`] is fed one byte at a time, so a reference cut by a chunk boundary resumes
 //! where it stopped; [`decode`] runs the same lexer over a whole string (attribute values).
 
+use crate::text::find1;
 use std::borrow::Cow;
 
 /// Longest reference, `&` to `;` inclusive.
@@ -152,7 +153,7 @@ impl EntityLexer {
 #[allow(clippy::indexing_slicing, clippy::string_slice)]
 pub(crate) fn decode(s: &str) -> Cow<'_, str> {
     let bytes = s.as_bytes();
-    let Some(first) = memchr::memchr(b'&', bytes) else {
+    let Some(first) = find1(b'&', bytes) else {
         return Cow::Borrowed(s);
     };
     let mut out = String::with_capacity(s.len());
@@ -160,7 +161,7 @@ pub(crate) fn decode(s: &str) -> Cow<'_, str> {
     let mut i = first;
     while i < bytes.len() {
         if bytes[i] != b'&' {
-            let next = memchr::memchr(b'&', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+            let next = find1(b'&', &bytes[i..]).map_or(bytes.len(), |k| i + k);
             out.push_str(&s[i..next]);
             i = next;
             continue;

@@ -811,7 +811,7 @@ impl Tokenizer {
                             b.text(&"]]"[..*n as usize]);
                             *n = 0;
                         }
-                        let end = memchr::memchr(b']', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+                        let end = find1(b']', &bytes[i..]).map_or(bytes.len(), |k| i + k);
                         b.text(&input[i..end]);
                         i = end;
                     }
@@ -823,7 +823,7 @@ impl Tokenizer {
                     let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
                     let end = bytes.len().min(start.saturating_add(room));
                     let mut done = false;
-                    while let Some(k) = memchr::memchr(b'>', &bytes[i..end]) {
+                    while let Some(k) = find1(b'>', &bytes[i..end]) {
                         let h = i + k;
                         i = h + 1;
                         if decl_ends_at(*d, &bytes[start..h]) {
@@ -906,8 +906,7 @@ impl Tokenizer {
                 }
                 State::FenceInfo { n } => {
                     let n = *n;
-                    let end =
-                        memchr::memchr2(b'\n', b'`', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+                    let end = find2(b'\n', b'`', &bytes[i..]).map_or(bytes.len(), |k| i + k);
                     if self.cand.len() + (end - i) > rules.max_tag_bytes {
                         // Too long to be an opening fence line: a code span, which fails too.
                         self.state = State::CodeSpan { n, closing: 0 };
@@ -955,8 +954,7 @@ impl Tokenizer {
                             outcome = Some(false);
                             break;
                         }
-                        let next = memchr::memchr2(b'`', b'\n', &bytes[i..])
-                            .map_or(bytes.len(), |k| i + k);
+                        let next = find2(b'`', b'\n', &bytes[i..]).map_or(bytes.len(), |k| i + k);
                         if self.cand.len() + (next - start) > rules.max_tag_bytes {
                             outcome = Some(false);
                             break;
@@ -1014,7 +1012,7 @@ impl Tokenizer {
                     let mut closed = false;
                     while i < bytes.len() {
                         if matches!(line, FenceLine::Opener | FenceLine::Content) {
-                            match memchr::memchr(b'\n', &bytes[i..]) {
+                            match find1(b'\n', &bytes[i..]) {
                                 Some(k) => {
                                     i += k + 1;
                                     line = FenceLine::Prefix(0);
@@ -1062,7 +1060,7 @@ impl Tokenizer {
                 }
                 State::Raw(raw) => {
                     let raw = *raw;
-                    match memchr::memchr(b'<', &bytes[i..]) {
+                    match find1(b'<', &bytes[i..]) {
                         None => {
                             b.text(&input[i..]);
                             return bytes.len();
