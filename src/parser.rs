@@ -355,9 +355,9 @@ impl StreamParser {
             let s = match s {
                 Some(s) => s,
                 // Plain ASCII is valid UTF-8 (other text comes with `s`).
-                None if chunk.is_ascii() => match std::str::from_utf8(chunk) {
-                    Ok(s) => s,
-                    Err(_) => return Plain::Not,
+                None if chunk.is_ascii() => match crate::text::as_text(chunk) {
+                    Some(s) => s,
+                    None => return Plain::Not,
                 },
                 None => return Plain::NeedText,
             };
@@ -458,7 +458,7 @@ impl StreamParser {
                 return Ok(self.flush());
             }
             // Fast path: a chunk of whole characters.
-            if let Ok(s) = std::str::from_utf8(chunk) {
+            if let Some(s) = crate::text::as_text(chunk) {
                 self.utf8.consumed += chunk.len() as u64;
                 if plain == Plain::Not || self.feed_plain(chunk, Some(s)) != Plain::Fed {
                     self.feed_str(s);

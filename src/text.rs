@@ -186,6 +186,36 @@ pub(crate) fn find3(a: u8, b: u8, c3: u8, s: &[u8]) -> Option<usize> {
     }
 }
 
+/// The bytes 0 to 127.
+// Bounds: `i < 128` is the loop condition.
+#[allow(clippy::indexing_slicing)]
+static ASCII_BYTES: [u8; 128] = {
+    let mut b = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        b[i] = i as u8;
+        i += 1;
+    }
+    b
+};
+
+/// The 128 ASCII chars, in order: one of them is a `&str` by slicing, with no validation.
+static ASCII: &str = match std::str::from_utf8(&ASCII_BYTES) {
+    Ok(s) => s,
+    Err(_) => panic!("ASCII is UTF-8"),
+};
+
+/// `chunk` as text, if it is valid UTF-8: `str::from_utf8`, except that one ASCII byte (a
+/// chunk of a stream fed a byte at a time) is sliced out of `ASCII`, a few instructions
+/// instead of the validator's set-up (about 40 for one byte).
+#[inline(always)]
+pub(crate) fn as_text(chunk: &[u8]) -> Option<&str> {
+    match *chunk {
+        [c] if c < 0x80 => ASCII.get(usize::from(c)..=usize::from(c)),
+        _ => std::str::from_utf8(chunk).ok(),
+    }
+}
+
 /// The char starting at byte `i` of `s` (`i` must be a char boundary).
 #[inline]
 pub(crate) fn decode_at(s: &str, i: usize) -> char {
@@ -221,6 +251,23 @@ pub(crate) fn ceil_boundary(s: &str, i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn as_text_is_from_utf8() {
+        for c in 0..=255u8 {
+            assert_eq!(as_text(&[c]), std::str::from_utf8(&[c]).ok(), "{c}");
+        }
+        for chunk in [
+            &b""[..],
+            b"ab",
+            b"\xc3\xa9",
+            b"\xc3",
+            b"a\xff",
+            b"<cite id=1>",
+        ] {
+            assert_eq!(as_text(chunk), std::str::from_utf8(chunk).ok(), "{chunk:?}");
+        }
+    }
 
     #[test]
     fn kept_bounds() {

@@ -59,7 +59,7 @@ use crate::attrs::parse_attrs;
 use crate::builder::Builder;
 use crate::config::{is_name_char, Declarations, Rules, StrayEndTagPolicy, UnknownMode, NAME_CHAR};
 use crate::entity::{EntityLexer, Step};
-use crate::text::{decode_at, find1, find2, find3, is_ws_byte};
+use crate::text::{as_text, decode_at, find1, find2, find3, is_ws_byte};
 
 const CDATA_OPEN: &[u8; 7] = b"[CDATA[";
 const DOCTYPE: &[u8; 7] = b"DOCTYPE";
@@ -538,8 +538,12 @@ impl Tokenizer {
         if stop.is_some() {
             return false;
         }
-        let Some(s) = text.or_else(|| std::str::from_utf8(chunk).ok()) else {
-            return false;
+        let s = match text {
+            Some(s) => s,
+            None => match as_text(chunk) {
+                Some(s) => s,
+                None => return false,
+            },
         };
         let mut i = 0;
         if !matches!(
