@@ -1649,6 +1649,24 @@ mod tests {
         assert!(checked > 1_000_000, "{checked}");
     }
 
+    /// The tag short path's first tier (`take_tag_chunk`) appends bytes of a phase's run
+    /// class without lexing them: each must be one the lexer keeps that phase on.
+    #[test]
+    fn run_classes_keep_the_phase_in_the_table() {
+        for phase in PHASES {
+            let mask = phase.run_mask();
+            for c in 0..=255u8 {
+                if BYTE_CLASS[usize::from(c)] & mask != 0 {
+                    assert_eq!(
+                        LEX[phase as usize][usize::from(c)],
+                        phase as u8,
+                        "{phase:?} {c}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn byte_classes_match_their_definitions() {
         for c in 0..=255u8 {
