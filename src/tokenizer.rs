@@ -1195,7 +1195,8 @@ impl Tokenizer {
     /// past the `>` that completes it, to the char that aborts it (or that makes `</` a
     /// literal), or to the end of the input if it needs more. ASCII bytes other than a
     /// newline take one `LEX` load each; a newline (the blank-line rule) or a non-ASCII char
-    /// (decoded for its width and whitespace) takes `Phase::step` directly.
+    /// (decoded for its width and whitespace) takes `Phase::step` directly. `lx` is updated
+    /// only when the candidate needs more input (otherwise it is done with).
     // Bounds: `j < end <= bytes.len()` is the loop condition; `p < 10` (a `LEX` code below
     // `LEX_COMPLETE`, or a `Phase` discriminant).
     #[allow(clippy::indexing_slicing)]
@@ -1257,8 +1258,11 @@ impl Tokenizer {
                 TagOutcome::NeedMore
             }
         };
-        lx.after_nl = after_blanks(bytes, start, j, lx.after_nl);
-        lx.phase = PHASES[usize::from(p)];
+        // The state only matters to a candidate that goes on.
+        if matches!(outcome, TagOutcome::NeedMore) {
+            lx.after_nl = after_blanks(bytes, start, j, lx.after_nl);
+            lx.phase = PHASES[usize::from(p)];
+        }
         *i = j;
         outcome
     }
