@@ -53,7 +53,8 @@
 //!
 //! A short chunk arriving in `Lt` or `Tag` that neither completes nor aborts the candidate
 //! only grows it, so `Tokenizer::take_tag_chunk` takes it without the dispatch loop (the
-//! parser skips its flush too); a chunk with a `>`, or that aborts, goes through `run`.
+//! parser skips its flush too; a one-byte chunk is decided by its `LEX` entry alone, in
+//! `Tokenizer::take_tag_byte`); a chunk with a `>`, or that aborts, goes through `run`.
 
 use crate::attrs::parse_attrs;
 use crate::builder::Builder;
@@ -511,6 +512,9 @@ impl Tokenizer {
             _ => return false,
         };
         let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
+        if let &[c] = chunk {
+            return room > 0 && self.take_tag_byte(lx, c);
+        }
         let mask = lx.phase.run_mask();
         if mask != 0
             && !chunk.is_empty()
@@ -554,6 +558,34 @@ impl Tokenizer {
         }
         debug_assert_eq!(i, s.len(), "NeedMore consumes the whole chunk");
         self.cand.push_str(s);
+        self.state = State::Tag(lx);
+        true
+    }
+
+    /// [`take_tag_chunk`](Tokenizer::take_tag_chunk) for one byte (a token stream cut into
+    /// bytes), with room for it: what `lex_tag` does with a one-byte input. The table entry
+    /// is the answer for ASCII but the newline; a newline is a blank line (abort) after a
+    /// newline and blanks, and otherwise steps as whitespace; a lone non-ASCII byte is not
+    /// text yet, and goes the full way.
+    // Bounds: each `LEX` row has 256 entries, indexed by a byte; `LEX` has a row per phase
+    // (`Phase` is `repr(u8)`, `0..10`), and a code below `LEX_COMPLETE` is a phase.
+    #[allow(clippy::indexing_slicing)]
+    fn take_tag_byte(&mut self, mut lx: TagLex, c: u8) -> bool {
+        let code = LEX[usize::from(lx.phase as u8)][usize::from(c)];
+        if code < LEX_COMPLETE {
+            lx.phase = PHASES[usize::from(code)];
+            // `after_blanks` over one byte that is not a newline.
+            lx.after_nl &= matches!(c, b' ' | b'\t' | b'\r');
+        } else if c == b'\n' && !lx.after_nl {
+            let LexStep::To(next) = lx.phase.step(c, true) else {
+                return false;
+            };
+            lx.phase = next;
+            lx.after_nl = true;
+        } else {
+            return false;
+        }
+        self.cand.push(char::from(c));
         self.state = State::Tag(lx);
         true
     }
@@ -1651,6 +1683,49 @@ mod tests {
             }
         }
         assert!(checked > 1_000_000, "{checked}");
+    }
+
+    /// The one-byte tag short path (`take_tag_byte`) against `lex_tag` on that byte: for
+    /// every phase, blank-line state and byte, it takes the byte exactly when the lexer
+    /// says the candidate needs more, and leaves the state the lexer leaves.
+    #[test]
+    fn tag_byte_path_matches_the_lexer() {
+        let rules = Rules::new(&Config::default());
+        let mut taken = 0;
+        for phase in PHASES {
+            for after_nl in [false, true] {
+                let lx = TagLex { phase, after_nl };
+                for c in 0..=255u8 {
+                    let mut tok = Tokenizer::new(&rules);
+                    tok.cand.push('<');
+                    tok.state = State::Tag(lx);
+                    let got = tok.take_tag_byte(lx, c);
+                    // A lone byte past ASCII is not text: the lexer never sees it alone.
+                    let want = std::str::from_utf8(&[c])
+                        .ok()
+                        .map(|s| lex_once(Tokenizer::lex_tag, &tok, &rules, lx, s))
+                        .filter(|&(outcome, ..)| outcome == 0);
+                    assert_eq!(got, want.is_some(), "{lx:?} {c}");
+                    let State::Tag(after) = tok.state else {
+                        panic!("state left Tag: {lx:?} {c}");
+                    };
+                    match want {
+                        Some((_, i, phase, after_nl)) => {
+                            assert_eq!(i, 1);
+                            assert_eq!((after.phase, after.after_nl), (phase, after_nl));
+                            assert_eq!(tok.cand.as_bytes(), [b'<', c], "{lx:?} {c}");
+                            taken += 1;
+                        }
+                        None => {
+                            assert_eq!((after.phase, after.after_nl), (lx.phase, lx.after_nl));
+                            assert_eq!(tok.cand, "<", "{lx:?} {c}");
+                        }
+                    }
+                }
+            }
+        }
+        // Most ASCII bytes go on in most phases; the outcomes are the exceptions.
+        assert!(taken > 1000, "{taken}");
     }
 
     /// The tag short path's first tier (`take_tag_chunk`) appends bytes of a phase's run
