@@ -585,7 +585,9 @@ impl Tokenizer {
         } else {
             return false;
         }
-        self.cand.push(char::from(c));
+        // `c` is ASCII here (`LEX_SLOW` covers the bytes past it): the mask tells the
+        // compiler, so the push skips UTF-8 encoding.
+        self.cand.push(char::from(c & 0x7f));
         self.state = State::Tag(lx);
         true
     }
