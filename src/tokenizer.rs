@@ -526,10 +526,7 @@ impl Tokenizer {
             // The cheapest case, as the lexer's run fast path: bytes that cannot change the
             // phase (part of a name or a value), ASCII by their class, so no UTF-8 check.
             lx.after_nl = false;
-            match chunk {
-                &[c] => self.cand.push(char::from(c)),
-                _ => self.cand.extend(chunk.iter().map(|&c| char::from(c))),
-            }
+            self.cand.extend(chunk.iter().map(|&c| char::from(c)));
             self.state = State::Tag(lx);
             return true;
         }
@@ -542,12 +539,8 @@ impl Tokenizer {
         if stop.is_some() {
             return false;
         }
-        let s = match text {
-            Some(s) => s,
-            None => match as_text(chunk) {
-                Some(s) => s,
-                None => return false,
-            },
+        let Some(s) = text.or_else(|| as_text(chunk)) else {
+            return false;
         };
         let mut i = 0;
         if !matches!(
