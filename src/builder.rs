@@ -235,11 +235,11 @@ impl Builder {
 
     // ----------------------------------------------------------------- text
 
-    /// Appends plain ASCII text (`text::plain_ascii`, whose result is `kept`) exactly as
-    /// [`text`](Builder::text) would, when that only appends and moves `kept_end`: no newline
-    /// (plain text has none), no open tag still waiting for its first char, first kept char
-    /// or first token, and no `max_span_bytes` limit reached. Returns `false` (doing
-    /// nothing) otherwise.
+    /// Appends plain ASCII text (`text::PLAIN_CLASS`; `kept` as `text::plain_ascii_prefix`
+    /// gives it) exactly as [`text`](Builder::text) would, when that only appends and moves
+    /// `kept_end`: no newline (plain text has none), no open tag still waiting for its first
+    /// char, first kept char or first token, and no `max_span_bytes` limit reached. Returns
+    /// `false` (doing nothing) otherwise.
     #[inline]
     pub(crate) fn push_plain(&mut self, b: &[u8], kept: usize) -> bool {
         if b.is_empty() || self.plain_room().is_none_or(|room| b.len() > room) {
@@ -311,7 +311,7 @@ impl Builder {
     }
 
     /// [`append_plain`](Builder::append_plain) of `b` if it is plain text
-    /// (`text::plain_ascii`), classifying and appending in one pass; returns `false` (with
+    /// (`text::PLAIN_CLASS`), classifying and appending in one pass; returns `false` (with
     /// nothing appended) if it is not.
     #[inline]
     pub(crate) fn try_append_plain(&mut self, b: &[u8]) -> bool {
@@ -372,7 +372,7 @@ impl Builder {
         true
     }
 
-    /// How many more bytes of plain text (`text::plain_ascii`) [`append_plain`] can take
+    /// How many more bytes of plain text (`text::PLAIN_CLASS`) [`append_plain`] can take
     /// with no other effect, so that a [`flush`](Builder::flush) after them would emit
     /// nothing and change nothing. Valid right after a `flush`, until anything other than
     /// `append_plain` changes the builder; 0 where that cannot be shown cheaply.

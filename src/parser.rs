@@ -83,6 +83,9 @@ pub struct StreamParser {
     /// Chunks the inside-a-tag short path took (for tests).
     #[cfg(test)]
     tag_taken: usize,
+    /// Chunks the tag-opening short path took (for tests).
+    #[cfg(test)]
+    open_taken: usize,
 }
 
 /// What [`StreamParser::feed_plain`] did with a chunk.
@@ -94,6 +97,8 @@ enum Plain {
     Not,
     /// Nothing yet: plain text with non-ASCII characters, which needs it as `&str`.
     NeedText,
+    /// Took it as the opening of a tag ([`StreamParser::take_open`]): nothing to flush.
+    Opened,
 }
 
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
@@ -201,6 +206,8 @@ impl StreamParser {
             split_taken: 0,
             #[cfg(test)]
             tag_taken: 0,
+            #[cfg(test)]
+            open_taken: 0,
         }
     }
 
@@ -320,6 +327,54 @@ impl StreamParser {
         true
     }
 
+    /// The fast path for a chunk that opens a tag (`id <ci`, `. </no`, `a <`): plain text
+    /// within the plain budget `budget` (that of the last flush), then `<` at `k`, then
+    /// nothing or the start of a name (or of `/` and a name) that the tag path takes
+    /// (`Tokenizer::take_open_chunk`). The text is appended as
+    /// [`take_plain`](StreamParser::take_plain) appends it (`kept` as for it) and the
+    /// candidate opens as the tokenizer opens it on a `<` in text; the builder sees nothing
+    /// else, so the flush the full path ends with would emit nothing, and inside the
+    /// candidate the budgets stay 0. Returns `false` (doing nothing) otherwise. `text` is
+    /// `chunk` as text if known.
+    #[inline]
+    fn take_open(
+        &mut self,
+        chunk: &[u8],
+        (k, kept): (usize, usize),
+        budget: usize,
+        text: Option<&str>,
+    ) -> bool {
+        let Some((&b'<', rest)) = chunk.get(k..).and_then(<[u8]>::split_first) else {
+            return false;
+        };
+        // (A positive budget means plain text passed the tokenizer, and no partial
+        // character waited.) A `>` or `<` in the rest ends or aborts the candidate: the full
+        // path's work. `k + 1` is a char boundary: the bytes before it are ASCII.
+        if budget == 0
+            || k > budget
+            || crate::text::find2(b'>', b'<', rest).is_some()
+            || !self.tokenizer.take_open_chunk(
+                &self.rules,
+                self.src + k,
+                rest,
+                text.and_then(|s| s.get(k + 1..)),
+            )
+        {
+            return false;
+        }
+        if let Some(head) = chunk.get(..k) {
+            self.builder.append_plain(head, kept);
+        }
+        debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
+        debug_assert!(self.plain_budget == 0 && self.text_budget == 0);
+        self.src += chunk.len();
+        #[cfg(test)]
+        {
+            self.open_taken += 1;
+        }
+        true
+    }
+
     /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
     fn flush(&mut self) -> Events<'_> {
         self.builder.flush();
@@ -340,16 +395,20 @@ impl StreamParser {
     /// The fast path for short chunks of plain text between constructs (most tokens of an
     /// LLM stream): the tokenizer would pass them to the builder unchanged, so they skip it.
     /// Does nothing unless that holds; `s` is `chunk` as text if known (needed for text
-    /// with non-ASCII characters, which otherwise answers [`Plain::NeedText`]).
+    /// with non-ASCII characters, which otherwise answers [`Plain::NeedText`]). A chunk
+    /// that opens a tag takes [`take_open`](StreamParser::take_open) within `budget`, the
+    /// plain budget before this update (0 if it may not).
     #[inline(always)]
-    fn feed_plain(&mut self, chunk: &[u8], s: Option<&str>) -> Plain {
+    fn feed_plain(&mut self, chunk: &[u8], budget: usize, s: Option<&str>) -> Plain {
         if chunk.len() > PLAIN_MAX || !self.tokenizer.passes_plain_text(&self.rules) {
             return Plain::Not;
         }
-        let pushed = match crate::text::plain_ascii(chunk) {
-            Some(kept) => self.builder.push_plain(chunk, kept),
-            None if crate::text::plain_str(chunk) => false,
-            None => return Plain::Not,
+        let prefix = crate::text::plain_ascii_prefix(chunk);
+        let pushed = match chunk.get(prefix.0..) {
+            Some([]) => self.builder.push_plain(chunk, prefix.1),
+            Some([b'<', ..]) if self.take_open(chunk, prefix, budget, s) => return Plain::Opened,
+            Some(rest) if crate::text::plain_str(rest) => false,
+            _ => return Plain::Not,
         };
         if !pushed {
             let s = match s {
@@ -411,11 +470,14 @@ impl StreamParser {
         if self.take_tag(chunk.as_bytes(), Some(chunk)) {
             return Ok(Events::of(&mut self.builder.events));
         }
-        self.plain_budget = 0;
+        let budget = std::mem::take(&mut self.plain_budget);
+        self.text_budget = 0;
         // Input offsets (of a later invalid byte) count text chunks too.
         self.utf8.consumed += chunk.len() as u64;
-        if self.feed_plain(chunk.as_bytes(), Some(chunk)) != Plain::Fed {
-            self.feed_str(chunk);
+        match self.feed_plain(chunk.as_bytes(), budget, Some(chunk)) {
+            Plain::Fed => {}
+            Plain::Opened => return Ok(Events::of(&mut self.builder.events)),
+            Plain::Not | Plain::NeedText => self.feed_str(chunk),
         }
         Ok(self.flush())
     }
@@ -449,10 +511,14 @@ impl StreamParser {
         {
             return Ok(Events::of(&mut self.builder.events));
         }
-        self.plain_budget = 0;
+        let budget = std::mem::take(&mut self.plain_budget);
         self.text_budget = 0;
         if !self.utf8.has_partial() {
-            let plain = self.feed_plain(chunk, None);
+            let plain = self.feed_plain(chunk, budget, None);
+            if plain == Plain::Opened {
+                self.utf8.consumed += chunk.len() as u64;
+                return Ok(Events::of(&mut self.builder.events));
+            }
             if plain == Plain::Fed {
                 self.utf8.consumed += chunk.len() as u64;
                 return Ok(self.flush());
@@ -460,7 +526,8 @@ impl StreamParser {
             // Fast path: a chunk of whole characters.
             if let Some(s) = crate::text::as_text(chunk) {
                 self.utf8.consumed += chunk.len() as u64;
-                if plain == Plain::Not || self.feed_plain(chunk, Some(s)) != Plain::Fed {
+                // (Not `Opened`: that needs only ASCII, and the first call said `NeedText`.)
+                if plain == Plain::Not || self.feed_plain(chunk, 0, Some(s)) != Plain::Fed {
                     self.feed_str(s);
                 }
                 return Ok(self.flush());
@@ -468,7 +535,7 @@ impl StreamParser {
         }
         let mut utf8 = std::mem::take(&mut self.utf8);
         let result = utf8.feed(chunk, &mut |s| {
-            if self.feed_plain(s.as_bytes(), Some(s)) != Plain::Fed {
+            if self.feed_plain(s.as_bytes(), 0, Some(s)) != Plain::Fed {
                 self.feed_str(s);
             }
         });
@@ -769,9 +836,9 @@ mod tests {
         }
     }
 
-    /// Chunks inside a tag candidate that neither complete nor abort it (no `>`; not the
-    /// `/` of an end tag, which the full path takes) take the tag path: nothing emitted, the
-    /// candidate longer by the chunk, and the document of `parse`, as bytes and as text.
+    /// Chunks inside a tag candidate that neither complete nor abort it (no `>`; the `/` of
+    /// an end tag included) take the tag path: nothing emitted, the candidate longer by the
+    /// chunk, and the document of `parse`, as bytes and as text.
     #[test]
     fn chunks_inside_a_tag_take_the_tag_path() {
         let config = Config::default()
@@ -804,9 +871,7 @@ mod tests {
                     }
                     let c = &input.as_bytes()[at..cut];
                     let end = cut - 1;
-                    let inside = tags.iter().any(|&(lt, gt)| {
-                        at > lt && end < gt && !(at == lt + 1 && c.starts_with(b"/"))
-                    });
+                    let inside = tags.iter().any(|&(lt, gt)| at > lt && end < gt);
                     let (taken, pending) = (p.tag_taken, p.pending_input_bytes());
                     let ev: Vec<Event> = if as_text {
                         p.update(&input[at..cut]).unwrap().collect()
@@ -835,6 +900,88 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Chunks that open a tag (`id <ci`, `. </no`, `a <`: plain ASCII text within the plain
+    /// budget, then a `<` that ends the chunk or the start of a tag before its `>`) take the
+    /// opening path: nothing emitted, the text held, the candidate pending, and the
+    /// document of `parse`, as bytes and as text. Chunks that hold anything else, or come
+    /// where the text does not fit the budget, do not.
+    #[test]
+    fn chunks_that_open_a_tag_take_the_opening_path() {
+        // Postfix cites hold their line, so plain text has a budget on most lines; spans of
+        // at most 24 bytes make it small, so that some chunks' text does not fit.
+        let wide = Config::default().with_tags(["cite", "note"]).unwrap();
+        let narrow = wide.clone().with_max_span_bytes(24).unwrap();
+        let input = "We shipped it <cite id=1>. Then the note <note>body</note> and \
+                     more <b>bold</b> text, R&D <cite id=2>.\nNext line <cite id=3>. \
+                     a < b, <!-- c --> and <x/> end <cite id=4>.";
+        let tags: Vec<(usize, usize)> = input
+            .match_indices('<')
+            .filter(|(lt, _)| {
+                let next = input.as_bytes()[lt + 1];
+                next.is_ascii_alphabetic() || next == b'/'
+            })
+            .map(|(lt, _)| (lt, lt + input[lt..].find('>').unwrap()))
+            .collect();
+        assert_eq!(tags.len(), 9);
+        let (mut total, mut over) = (0, 0);
+        for (size, config) in (1..=8).flat_map(|n| [(n, &wide), (n, &narrow)]) {
+            for as_text in [false, true] {
+                let mut p = StreamParser::new(config);
+                let mut doc = Document::new();
+                let mut at = 0;
+                let mut expect = 0;
+                while at < input.len() {
+                    let cut = (at + size).min(input.len());
+                    let c = &input[at..cut];
+                    let budget = p.plain_budget;
+                    let (taken, held) = (p.open_taken, p.held_output_bytes());
+                    let ev: Vec<Event> = if as_text {
+                        p.update(c).unwrap().collect()
+                    } else {
+                        p.update_bytes(c.as_bytes()).unwrap().collect()
+                    };
+                    // The opening shape, by the tag list and the chunk's text.
+                    let opens = c.find('<').and_then(|k| {
+                        let lt = at + k;
+                        // A tag's start before its `>`, or any `<` that ends the chunk.
+                        let in_tag = tags.iter().any(|&(l, gt)| l == lt && cut <= gt);
+                        if !in_tag && cut != lt + 1 {
+                            return None;
+                        }
+                        let head = &c[..k];
+                        let plain = head.bytes().all(|b| {
+                            (b == b'\t' || (b' '..=b'~').contains(&b)) && !b"<&`".contains(&b)
+                        });
+                        over += usize::from(plain && k > budget && budget > 0);
+                        (plain && k <= budget && budget > 0).then_some(k)
+                    });
+                    let what = format!("chunks of {size} at {at} ({c:?}, text {as_text})");
+                    if let Some(k) = opens {
+                        assert_eq!(p.open_taken, taken + 1, "{what}");
+                        assert!(ev.is_empty(), "{what}");
+                        assert_eq!(p.held_output_bytes(), held + k, "{what}");
+                        assert_eq!(p.pending_input_bytes(), c.len() - k, "{what}");
+                        expect += 1;
+                    } else {
+                        assert_eq!(p.open_taken, taken, "{what}");
+                    }
+                    at = cut;
+                    doc.extend(ev);
+                }
+                doc.extend(p.finish().unwrap());
+                assert_eq!(
+                    doc,
+                    parse(input, config),
+                    "chunks of {size}, text {as_text}"
+                );
+                assert_eq!(p.open_taken, expect);
+                total += expect;
+            }
+        }
+        // The path is taken, and the budget turns some chunks away.
+        assert!(total > 40 && over > 0, "{total} {over}");
     }
 
     /// The pooled buffer of each text event's segment (short emissions), as an address.

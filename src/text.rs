@@ -91,8 +91,8 @@ const fn is_trim_ascii(c: u8) -> bool {
     is_ws_byte(c) || matches!(c, b',' | b'.' | b';' | b':' | b'!' | b'?' | b'(' | b')')
 }
 
-/// [`plain_ascii`] byte classes: 0 = not plain, 1 = kept by trimming, 2 = trimmable,
-/// 3 = a byte of a non-ASCII character (plain for [`plain_str`], not for [`plain_ascii`]).
+/// Plain text byte classes: 0 = not plain, 1 = kept by trimming, 2 = trimmable, 3 = a byte
+/// of a non-ASCII character (plain for [`plain_str`], not for [`plain_ascii_prefix`]).
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
 static PLAIN_CLASS: [u8; 256] = {
@@ -127,19 +127,19 @@ pub(crate) fn plain_class(c: u8) -> u8 {
     PLAIN_CLASS[usize::from(c)]
 }
 
-/// For a chunk of *plain* text (see `PLAIN_CLASS`): `Some(end of the last byte trimming
-/// keeps, 0 if none)`; `None` if some byte is not plain.
+/// The longest prefix of `b` that is plain ASCII (see `PLAIN_CLASS`): its length, and the
+/// end of the last byte in it that trimming keeps (0 if none).
 #[inline]
-pub(crate) fn plain_ascii(b: &[u8]) -> Option<usize> {
+pub(crate) fn plain_ascii_prefix(b: &[u8]) -> (usize, usize) {
     let mut kept = 0;
     for (i, &c) in b.iter().enumerate() {
         match plain_class(c) {
             1 => kept = i + 1,
             2 => {}
-            _ => return None,
+            _ => return (i, kept),
         }
     }
-    Some(kept)
+    (b.len(), kept)
 }
 
 /// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup

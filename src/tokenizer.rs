@@ -434,8 +434,8 @@ static BYTE_CLASS: [u8; 256] = {
 impl Tokenizer {
     /// Between constructs in the text state with nothing to replay, and mid-line if fences
     /// are recognized (otherwise the line prefix is not tracked in text), or after a
-    /// leading block (all text): a chunk of plain text (`text::plain_ascii`) would go to the
-    /// builder unchanged, and leave the state as it is (the fast path of
+    /// leading block (all text): a chunk of plain text (`text::PLAIN_CLASS`) would go to
+    /// the builder unchanged, and leave the state as it is (the fast path of
     /// `StreamParser::update`).
     #[inline]
     pub(crate) fn passes_plain_text(&self, rules: &Rules) -> bool {
@@ -478,6 +478,57 @@ impl Tokenizer {
         }
     }
 
+    /// Opens a tag candidate at a `<` of source offset `src`, as `run` does on a `<` in text,
+    /// if the machine is in text with nothing pending (no replays, no aborted construct, past
+    /// a leading block's start). Returns `false`, changing nothing, otherwise. The caller
+    /// knows the text before the `<` passes unchanged (`passes_plain_text`), so the line
+    /// prefix it would have tracked over that text is cleared here as `run` clears it.
+    #[inline]
+    pub(crate) fn open_lt(&mut self, src: usize) -> bool {
+        if !matches!(self.state, State::Text)
+            || self.leading == Leading::Start
+            || !self.replays.is_empty()
+            || self.aborted.is_some()
+        {
+            return false;
+        }
+        self.line_prefix = None;
+        self.start_cand("<", src);
+        self.state = State::Lt;
+        true
+    }
+
+    /// The fast path for a chunk that opens a tag candidate in text: a `<` of source offset
+    /// `src`, then `rest`, which is nothing or the start of a name (or of `/` and a name) that
+    /// [`take_tag_chunk`](Tokenizer::take_tag_chunk) takes whole (it neither completes nor
+    /// aborts the candidate). What `run` does with them. Returns `false`, changing nothing,
+    /// otherwise, or outside text (see [`open_lt`](Tokenizer::open_lt)).
+    pub(crate) fn take_open_chunk(
+        &mut self,
+        rules: &Rules,
+        src: usize,
+        rest: &[u8],
+        text: Option<&str>,
+    ) -> bool {
+        if rest
+            .first()
+            .is_some_and(|&c| !(c.is_ascii_alphabetic() || c == b'/'))
+        {
+            return false;
+        }
+        let prefix = self.line_prefix;
+        if !self.open_lt(src) {
+            return false;
+        }
+        if rest.is_empty() || self.take_tag_chunk(rules, rest, text) {
+            return true;
+        }
+        // Back to text as it was (the candidate's buffer is not read there).
+        self.state = State::Text;
+        self.line_prefix = prefix;
+        false
+    }
+
     /// Whether a tag candidate is open (`<` seen, `>` not yet): where
     /// [`take_tag_chunk`](Tokenizer::take_tag_chunk) may apply.
     #[inline]
@@ -508,6 +559,9 @@ impl Tokenizer {
             // `<` then a letter: a start tag's name begins (with or without a leading block).
             State::Lt if chunk.first().is_some_and(u8::is_ascii_alphabetic) => {
                 TagLex::new(Phase::Name)
+            }
+            State::Lt if chunk.first() == Some(&b'/') => {
+                return self.take_end_slash(rules, chunk, text)
             }
             _ => return false,
         };
@@ -553,6 +607,25 @@ impl Tokenizer {
         self.cand.push_str(s);
         self.state = State::Tag(lx);
         true
+    }
+
+    /// [`take_tag_chunk`](Tokenizer::take_tag_chunk) after `<` for a chunk that starts with
+    /// `/`: the slash joins the candidate as `run` takes it (an end tag's name may follow;
+    /// outside a leading block's start, where only a start tag may come), then the rest is
+    /// taken as inside the tag. Returns `false`, changing nothing, if the rest is not.
+    fn take_end_slash(&mut self, rules: &Rules, chunk: &[u8], text: Option<&str>) -> bool {
+        if self.leading == Leading::Start {
+            return false;
+        }
+        self.cand.push('/');
+        self.state = State::Tag(TagLex::new(Phase::EndSlash));
+        let rest = chunk.get(1..).unwrap_or_default();
+        if rest.is_empty() || self.take_tag_chunk(rules, rest, text.and_then(|s| s.get(1..))) {
+            return true;
+        }
+        self.cand.pop();
+        self.state = State::Lt;
+        false
     }
 
     /// [`take_tag_chunk`](Tokenizer::take_tag_chunk) for one byte (a token stream cut into
@@ -1721,6 +1794,120 @@ mod tests {
         }
         // Most ASCII bytes go on in most phases; the outcomes are the exceptions.
         assert!(taken > 1000, "{taken}");
+    }
+
+    /// The short paths that open a tag candidate (`take_open_chunk`, on `<` and a rest) and
+    /// go on inside one (`take_tag_chunk`, on the rest) against the full machine: from states
+    /// reached by feeding a prefix (text, line starts, code, entities, candidates after `<`
+    /// and in a name or value, a leading block before, inside and after), for every rest of
+    /// up to 3 chars from an alphabet of name, end-tag, markup, space and non-ASCII bytes,
+    /// each either refuses and changes nothing or leaves the state `feed` leaves.
+    #[test]
+    fn open_path_matches_the_machine() {
+        use crate::builder::Builder;
+        use std::sync::Arc;
+        let configs = [
+            Config::default(),
+            Config::kindaxml_compat(),
+            Config::default()
+                .with_tags(["think"])
+                .unwrap()
+                .with_leading_block_only(true),
+            // TagMatcher's leading mode: a raw tag.
+            Config::default()
+                .with_tags(["think"])
+                .unwrap()
+                .with_raw_tags(["think"])
+                .unwrap()
+                .with_leading_block_only(true),
+        ];
+        let prefixes = [
+            "",
+            "text ",
+            "line\n",
+            "line\n  ",
+            "x",
+            "<",
+            "<a",
+            "&am",
+            "`",
+            "``",
+            "~~~\n",
+            "<think>",
+            "<think>x</think>",
+            "<!--",
+            "a <b c='",
+            "<a\n",
+        ];
+        let alphabet = ["a", "Z", "/", ">", "<", " ", "\n", "!", "=", "\"", "é"];
+        let mut rests = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = rests
+                .iter()
+                .filter(|r| r.chars().count() == rests.last().map_or(0, |l| l.chars().count()))
+                .flat_map(|r| alphabet.iter().map(move |c| format!("{r}{c}")))
+                .collect();
+            rests.extend(longer);
+        }
+        let view = |t: &Tokenizer| {
+            format!(
+                "{:?} {:?} {:?} {} {:?}",
+                t.state,
+                t.line_prefix,
+                t.leading,
+                t.replays.len(),
+                t.aborted.is_some()
+            )
+        };
+        let (mut taken, mut refused, mut tag_taken) = (0, 0, 0);
+        for (n, config) in configs.iter().enumerate() {
+            let rules = Arc::new(Rules::new(config));
+            let at = |prefix: &str| {
+                let mut tok = Tokenizer::new(&rules);
+                let mut b = Builder::new(rules.clone());
+                tok.feed(&rules, &mut b, prefix, 0);
+                (tok, b)
+            };
+            for prefix in prefixes {
+                for rest in &rests {
+                    // Inside a candidate: the tag path on the rest alone.
+                    let (mut fast, _) = at(prefix);
+                    let before = view(&fast);
+                    let what = format!("{prefix:?} + {rest:?} (config {n})");
+                    if fast.take_tag_chunk(&rules, rest.as_bytes(), None) {
+                        let (mut full, mut b) = at(prefix);
+                        full.feed(&rules, &mut b, rest, prefix.len());
+                        assert_eq!(view(&fast), view(&full), "{what}");
+                        assert_eq!(fast.cand, full.cand, "{what}");
+                        tag_taken += 1;
+                    } else {
+                        assert_eq!(view(&fast), before, "refused but changed: {what}");
+                    }
+                    // Opening a candidate with `<` and the rest.
+                    let (mut fast, _) = at(prefix);
+                    let before = view(&fast);
+                    let what = format!("{prefix:?} + <{rest:?} (config {n})");
+                    if !fast.take_open_chunk(&rules, prefix.len(), rest.as_bytes(), None) {
+                        assert_eq!(view(&fast), before, "refused but changed: {what}");
+                        refused += 1;
+                        continue;
+                    }
+                    let (mut full, mut b) = at(prefix);
+                    full.feed(&rules, &mut b, &format!("<{rest}"), prefix.len());
+                    assert_eq!(view(&fast), view(&full), "{what}");
+                    assert_eq!(
+                        (&fast.cand, fast.cand_src),
+                        (&full.cand, full.cand_src),
+                        "{what}"
+                    );
+                    taken += 1;
+                }
+            }
+        }
+        assert!(
+            taken > 1000 && refused > 10000 && tag_taken > 1000,
+            "{taken} {refused} {tag_taken}"
+        );
     }
 
     /// The tag short path's first tier (`take_tag_chunk`) appends bytes of a phase's run
