@@ -484,7 +484,7 @@ impl Tokenizer {
     /// knows the text before the `<` passes unchanged (`passes_plain_text`), so the line
     /// prefix it would have tracked over that text is cleared here as `run` clears it.
     #[inline]
-    pub(crate) fn open_lt(&mut self, src: usize) -> bool {
+    fn open_lt(&mut self, src: usize) -> bool {
         if !matches!(self.state, State::Text)
             || self.leading == Leading::Start
             || !self.replays.is_empty()
