@@ -342,6 +342,21 @@ impl Builder {
         true
     }
 
+    /// [`try_append_plain`](Builder::try_append_plain) of a chunk that comes as text:
+    /// classified in a pass that only reads, then appended with one copy (for
+    /// `PLAIN_COPY_MIN` bytes or more, cheaper than the char-at-a-time loop, which the
+    /// bytes of an `update_bytes` chunk need: making them a `&str` costs more than both).
+    #[inline]
+    pub(crate) fn try_append_plain_str(&mut self, s: &str) -> bool {
+        let (len, kept) = crate::text::plain_ascii_prefix(s.as_bytes());
+        if len != s.len() {
+            return false;
+        }
+        self.held.push_str(s);
+        self.appended_ascii(len, kept);
+        true
+    }
+
     /// [`append_plain`](Builder::append_plain) for plain text with non-ASCII characters
     /// (`text::plain_str`): `head` (a character completed across chunks, if any) then
     /// `body`, within the [`plain_budget`](Builder::plain_budget) left by the last flush.
@@ -1483,6 +1498,11 @@ impl Builder {
         }
     }
 }
+
+/// Plain text of at least this many bytes that comes as a `&str` is appended with one copy
+/// (`String::push_str`); shorter text, or bytes, a char at a time, which costs less for one
+/// to three bytes than the copy's call (DESIGN.md, decision 47).
+pub(crate) const PLAIN_COPY_MIN: usize = 4;
 
 /// Annotations a segment holds inline (`SegAnnotations`); longer lists are shared.
 const INLINE_ANNOTATIONS: usize = 2;

@@ -236,7 +236,13 @@ impl StreamParser {
         if chunk.is_empty() || chunk.len() > self.plain_budget.min(PLAIN_MAX) {
             return false;
         }
-        if !self.builder.try_append_plain(chunk) {
+        let appended = match s {
+            Some(s) if s.len() >= crate::builder::PLAIN_COPY_MIN => {
+                self.builder.try_append_plain_str(s)
+            }
+            _ => self.builder.try_append_plain(chunk),
+        };
+        if !appended {
             return self.take_plain_unicode(chunk, s);
         }
         self.plain_budget -= chunk.len();
