@@ -7,7 +7,8 @@
 //! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`) and, with a chunk size,
 //! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
 //! hands out tokens, instead of byte chunks fed with `update_bytes`). `ITERS=0` only
-//! generates the input, so its count is the baseline to subtract. `PRESET=scaling` selects
+//! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
+//! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
 //! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
 use kindaxml_stream::{parse, StreamParser};
 
@@ -32,10 +33,8 @@ fn main() {
         corpus::compat_config()
     };
     let theirs = corpus::kindaxml_config();
-    let start = std::time::Instant::now();
-    let mut n = 0;
-    for _ in 0..iters {
-        n += match engine.as_str() {
+    let run = || -> usize {
+        match engine.as_str() {
             "quickxml" => corpus::quick_xml_events(&input),
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
@@ -65,7 +64,17 @@ fn main() {
                 }
                 k + p.finish().unwrap().count()
             }
-        };
+        }
+    };
+    if std::env::var_os("WARMUP").is_some() {
+        // One untimed run first, so that every timed run finds the heap already grown (a
+        // timing of few runs otherwise charges the first one's page faults to its size).
+        run();
+    }
+    let start = std::time::Instant::now();
+    let mut n = 0;
+    for _ in 0..iters {
+        n += run();
     }
     let el = start.elapsed();
     println!(
