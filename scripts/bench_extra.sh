@@ -62,8 +62,8 @@ for shape in lt_flood open_quote one_line amp_flood deep_nest; do
     for _ in $(seq 15); do
       # WARMUP: one untimed run first. The 4 MiB side times only n/4 runs, so without it
       # the first run's page faults (a heap growing to the input's size) weigh 4x as much
-      # there: one_line's median went 5.18x -> 4.06x with it, at an unchanged instruction
-      # ratio (3.95x).
+      # there: one_line's median was 5.18x without it and 4.06x / 4.28x in two runs with
+      # it, at an unchanged instruction ratio (3.95x).
       a=$(WARMUP=1 PRESET=scaling ./target/release/examples/profile_parse $shape 1048576 $n $chunk | awk '{print $(NF-1)}')
       b=$(WARMUP=1 PRESET=scaling ./target/release/examples/profile_parse $shape 4194304 $((n / 4)) $chunk | awk '{print $(NF-1)}')
       ratios="$ratios $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", 4 * a / b}')"
