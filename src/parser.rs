@@ -77,6 +77,19 @@ pub struct StreamParser {
     /// so that the ASCII path does not run): byte chunks that complete one or end inside
     /// one take it (`take_plain_unicode`).
     text_budget: usize,
+    /// Input taken by [`take_queued`](StreamParser::take_queued) and not yet fed to the
+    /// tokenizer: text chunks and ASCII byte chunks, so whole characters (at most
+    /// `QUEUE_MAX` bytes).
+    queue: Vec<u8>,
+    /// How many more bytes `take_queued` may take: the plain budget of the last flush, less
+    /// what was taken since, at most `QUEUE_MAX`; 0 while anything else has changed the
+    /// machine since that flush.
+    queue_room: usize,
+    /// The `text::STOP_*` bits that keep a text chunk out of the queue (byte chunks add
+    /// `STOP_HIGH`).
+    queue_stop: u8,
+    /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
+    queue_on: bool,
     /// Chunks the split-character short path took (for tests).
     #[cfg(test)]
     split_taken: usize,
@@ -103,6 +116,14 @@ enum Plain {
 
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
 const FEED_SLICE: usize = 64 << 10;
+
+/// Most input bytes [`StreamParser::take_queued`] holds before a chunk goes through the
+/// machine anyway: a line longer than this is parsed in pieces of about this size, and the
+/// queue's buffer (kept between lines) stays small.
+const QUEUE_MAX: usize = 4 << 10;
+
+/// Longest chunk [`StreamParser::feed_queue_and`] appends to the queue to feed both at once.
+const QUEUE_JOIN_MAX: usize = 64;
 
 /// Longest chunk [`StreamParser::take_plain`] and [`StreamParser::feed_plain`] take (longer
 /// ones are faster through the tokenizer's `memchr` search and bulk copy).
@@ -193,6 +214,11 @@ impl StreamParser {
     }
 
     fn with_rules(rules: Arc<Rules>) -> Self {
+        let amp = if rules.decode_entities {
+            crate::text::STOP_AMP
+        } else {
+            0
+        };
         StreamParser {
             tokenizer: Tokenizer::new(&rules),
             builder: Builder::new(rules.clone()),
@@ -202,6 +228,10 @@ impl StreamParser {
             life: Life::Running,
             plain_budget: 0,
             text_budget: 0,
+            queue: Vec::new(),
+            queue_room: 0,
+            queue_stop: crate::text::STOP_ALWAYS | amp,
+            queue_on: true,
             #[cfg(test)]
             split_taken: 0,
             #[cfg(test)]
@@ -226,6 +256,84 @@ impl StreamParser {
         }
     }
 
+    /// The fastest path (DESIGN.md, decision 48): while the last flush showed that text
+    /// cannot move the frontier (`Builder::plain_budget`), with the tokenizer in its text
+    /// state, a chunk with no newline, no `>` and no `&` (when references are decoded) is
+    /// queued, unparsed: the machine could only turn it into text without a newline (an
+    /// unfinished tag, CDATA, declaration or code span, text, or a candidate that aborts
+    /// into text), which the budget shows emits nothing, so the flush would emit nothing
+    /// either. The next chunk that goes through the machine feeds the queue first. A byte
+    /// chunk is queued only if it is ASCII (so the queue holds whole characters). Returns
+    /// `false` (doing nothing) otherwise. `s` is `chunk` as text if known.
+    #[inline(always)]
+    fn take_queued(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        let n = chunk.len();
+        let stop = match s {
+            Some(_) => self.queue_stop,
+            None => self.queue_stop | crate::text::STOP_HIGH,
+        };
+        // `n - 1 < room`: not empty (an empty chunk goes the full way: it still reports a
+        // finished or poisoned parser) and within the room.
+        if n.wrapping_sub(1) >= self.queue_room || crate::text::has_stop(chunk, stop) {
+            return false;
+        }
+        match *chunk {
+            // (A stream cut into bytes: no copy call for one byte.)
+            [c] => self.queue.push(c),
+            _ => self.queue.extend_from_slice(chunk),
+        }
+        self.queue_room -= n;
+        // The queue goes first: nothing may be appended past it.
+        self.plain_budget = 0;
+        self.text_budget = 0;
+        true
+    }
+
+    /// Feeds the queued input (see [`take_queued`](StreamParser::take_queued)) to the
+    /// machine, before a chunk that may not wait behind it. Emits nothing, so no flush.
+    #[inline(never)]
+    fn feed_queue(&mut self) {
+        let mut queue = std::mem::take(&mut self.queue);
+        self.utf8.consumed += queue.len() as u64;
+        // One validation for the whole queue, not one per chunk (a validator's set-up costs
+        // more than a short chunk's copy).
+        match std::str::from_utf8(&queue) {
+            Ok(s) => self.feed_str(s),
+            // Not reached: the queue holds text chunks and ASCII byte chunks.
+            Err(_) => self.feed_str(&String::from_utf8_lossy(&queue)),
+        }
+        debug_assert!(
+            self.builder.flush_is_noop(),
+            "queued input made output final"
+        );
+        queue.clear();
+        self.queue = queue;
+    }
+
+    /// Feeds the queue and `chunk` after it in one piece, if `chunk` is short and whole
+    /// characters (a token that may not wait, most often a tag's last bytes); returns
+    /// whether it did, leaving only the flush to do. Otherwise feeds the queue alone
+    /// ([`feed_queue`](StreamParser::feed_queue)), before `chunk` goes its way.
+    #[inline(never)]
+    fn feed_queue_and(&mut self, chunk: &[u8]) -> bool {
+        if chunk.len() <= QUEUE_JOIN_MAX {
+            let mut queue = std::mem::take(&mut self.queue);
+            let k = queue.len();
+            queue.extend_from_slice(chunk);
+            if let Ok(s) = std::str::from_utf8(&queue) {
+                self.utf8.consumed += queue.len() as u64;
+                self.feed_str(s);
+                queue.clear();
+                self.queue = queue;
+                return true;
+            }
+            queue.truncate(k);
+            self.queue = queue;
+        }
+        self.feed_queue();
+        false
+    }
+
     /// The fastest path: a chunk of plain text within the budget the last flush left
     /// (`Builder::plain_budget`) is appended and nothing else happens, exactly as the full
     /// path would do with it. Returns `false` (doing nothing) otherwise.
@@ -247,6 +355,7 @@ impl StreamParser {
         }
         self.plain_budget -= chunk.len();
         self.text_budget = self.plain_budget;
+        self.queue_room = self.queue_room.min(self.plain_budget);
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         self.src += chunk.len();
         self.utf8.consumed += chunk.len() as u64;
@@ -302,6 +411,7 @@ impl StreamParser {
                 self.split_taken += 1;
             }
         }
+        self.queue_room = self.queue_room.min(self.plain_budget);
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         true
     }
@@ -395,6 +505,12 @@ impl StreamParser {
         } else {
             self.text_budget
         };
+        debug_assert!(self.queue.is_empty());
+        self.queue_room = if self.queue_on {
+            self.plain_budget.min(QUEUE_MAX)
+        } else {
+            0
+        };
         Events::of(&mut self.builder.events)
     }
 
@@ -460,6 +576,10 @@ impl StreamParser {
     /// character that this chunk does not complete.
     #[inline]
     pub fn update(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+        if self.take_queued(chunk.as_bytes(), Some(chunk)) {
+            // (Nothing was emitted since the last call drained the events.)
+            return Ok(Events(None));
+        }
         if self.take_plain(chunk.as_bytes(), Some(chunk)) {
             return Ok(Events::of(&mut self.builder.events));
         }
@@ -470,6 +590,10 @@ impl StreamParser {
     #[inline(never)]
     fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        self.queue_room = 0;
+        if !self.queue.is_empty() && self.feed_queue_and(chunk.as_bytes()) {
+            return Ok(self.flush());
+        }
         if self.utf8.has_partial() {
             return self.update_slow(chunk.as_bytes());
         }
@@ -498,6 +622,9 @@ impl StreamParser {
     /// [`update`](StreamParser::update).
     #[inline]
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
+        if self.take_queued(chunk, None) {
+            return Ok(Events(None));
+        }
         if self.take_plain(chunk, None) {
             return Ok(Events::of(&mut self.builder.events));
         }
@@ -508,6 +635,10 @@ impl StreamParser {
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        self.queue_room = 0;
+        if !self.queue.is_empty() && self.feed_queue_and(chunk) {
+            return Ok(self.flush());
+        }
         if self.take_tag(chunk, None) {
             return Ok(Events::of(&mut self.builder.events));
         }
@@ -565,10 +696,14 @@ impl StreamParser {
     pub fn finish(&mut self) -> Result<Events<'_>, Error> {
         self.plain_budget = 0;
         self.text_budget = 0;
+        self.queue_room = 0;
         match self.life {
             Life::Finished => return Err(Error::Finished),
             Life::Poisoned(_) => {}
             Life::Running => {
+                if !self.queue.is_empty() {
+                    self.feed_queue();
+                }
                 let mut utf8 = std::mem::take(&mut self.utf8);
                 let result = utf8.finish(&mut |s| self.feed_str(s));
                 self.utf8 = utf8;
@@ -591,10 +726,11 @@ impl StreamParser {
         self.builder.held_len()
     }
 
-    /// Input bytes of an unfinished construct (tag candidate, reference, delimiter) at the
-    /// end of the input so far.
+    /// Input bytes not yet turned into output: an unfinished construct (tag candidate,
+    /// reference, delimiter) at the end of the input so far, and input queued, unparsed,
+    /// while nothing in it could become final (at most 4 KiB; DESIGN.md, decision 48).
     pub fn pending_input_bytes(&self) -> usize {
-        self.tokenizer.pending_len()
+        self.tokenizer.pending_len() + self.queue.len()
     }
 
     /// Bytes of output text produced so far (emitted or held).
@@ -693,6 +829,14 @@ mod tests {
             .collect()
     }
 
+    /// A parser that queues nothing (decision 48), so that every chunk reaches the paths
+    /// the queue would otherwise take it from.
+    fn unqueued(config: &Config) -> StreamParser {
+        let mut p = StreamParser::new(config);
+        p.queue_on = false;
+        p
+    }
+
     /// Feeds `tokens` (as `&str` or as bytes), recording per call whether the budgeted
     /// plain path took it (`Some(events)`) or not (`None`), and the merged document.
     fn stream_tokens(
@@ -700,7 +844,7 @@ mod tests {
         tokens: &[&str],
         bytes: bool,
     ) -> (Vec<Option<usize>>, Document) {
-        let mut p = StreamParser::new(config);
+        let mut p = unqueued(config);
         let mut doc = Document::new();
         let mut took = Vec::new();
         for t in tokens {
@@ -820,7 +964,7 @@ mod tests {
             start..start + line.len() - '世'.len_utf8()
         };
         for size in 1..=6 {
-            let mut p = StreamParser::new(&config);
+            let mut p = unqueued(&config);
             let mut doc = Document::new();
             let mut at = 0;
             for c in input.as_bytes().chunks(size) {
@@ -866,7 +1010,7 @@ mod tests {
         assert_eq!(tags.len(), 5);
         for size in 1..=6 {
             for as_text in [false, true] {
-                let mut p = StreamParser::new(&config);
+                let mut p = unqueued(&config);
                 let mut doc = Document::new();
                 let mut at = 0;
                 let mut expect_taken = 0;
@@ -934,7 +1078,7 @@ mod tests {
         let (mut total, mut over) = (0, 0);
         for (size, config) in (1..=8).flat_map(|n| [(n, &wide), (n, &narrow)]) {
             for as_text in [false, true] {
-                let mut p = StreamParser::new(config);
+                let mut p = unqueued(config);
                 let mut doc = Document::new();
                 let mut at = 0;
                 let mut expect = 0;
@@ -1119,5 +1263,210 @@ mod tests {
         doc.extend(last);
         assert_eq!(doc, parse(&input, &config));
         assert!(doc.text().starts_with("Intro ✓.\nGröße × Ω naïve ✓"));
+    }
+
+    /// A seeded pseudo-random number below `n` (xorshift), for the queue tests.
+    fn roll(state: &mut u64, n: usize) -> usize {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        (*state % n as u64) as usize
+    }
+
+    /// Configurations whose postfix tags or open tags let the queue (decision 48) start:
+    /// the benches' (compat, `retro_line`), the default (`retro_claim`, a raw tag), short
+    /// spans (the budget's clip), nested mode, no trimming, references and code off with
+    /// declarations dropped, and forward self-closing tags.
+    fn queue_configs() -> Vec<Config> {
+        use crate::config::{Declarations, SelfClosing};
+        use crate::Strategy::{ForwardUntilTag, RetroLine};
+        let default = Config::default()
+            .with_tags(["cite", "note", "todo", "term"])
+            .unwrap()
+            .with_raw_tags(["think"])
+            .unwrap();
+        vec![
+            Config::kindaxml_compat()
+                .with_tags(["cite", "note", "todo"])
+                .unwrap()
+                .with_recovery("note", ForwardUntilTag)
+                .unwrap(),
+            default.clone(),
+            default.clone().with_max_span_bytes(16).unwrap(),
+            default
+                .clone()
+                .with_autoclose_on_any_tag(false)
+                .with_recovery("cite", RetroLine)
+                .unwrap()
+                .with_recovery("note", ForwardUntilTag)
+                .unwrap(),
+            default.clone().with_trim_punctuation(false),
+            default
+                .clone()
+                .with_decode_entities(false)
+                .with_markdown_code(false)
+                .with_declarations(Declarations::Drop),
+            default
+                .with_self_closing("term", SelfClosing::NextToken)
+                .unwrap()
+                .with_max_tag_bytes(12)
+                .unwrap(),
+        ]
+    }
+
+    /// The queue changes no event: a parser that queues emits, update by update, exactly
+    /// what one that runs every chunk through the machine emits, over inputs made of every
+    /// construct (including the bytes that end a queue: newlines, `>`, `&`, non-ASCII),
+    /// cut at random into 1–9 byte chunks, as bytes and as text. And it is used.
+    #[test]
+    fn queued_chunks_emit_what_the_machine_emits_call_by_call() {
+        let pieces = [
+            "We shipped",
+            " it last week",
+            " <cite id=1>",
+            ".",
+            ", ",
+            " <cite id=\"2 3\">",
+            "<cite src=https://x.io/a?b=1>",
+            "</cite>",
+            "<note>",
+            "</note>",
+            "<todo/>",
+            "<term/>",
+            " a < b ",
+            "<x",
+            "<3",
+            "</x>",
+            "<b>bold</b>",
+            "<cite id='open",
+            " > ",
+            ">",
+            "\n",
+            "\n\n",
+            "\r\n",
+            "&amp;",
+            "&#10;",
+            "&#x41;",
+            "& ",
+            "&nbsp",
+            "`code <cite>`",
+            "``",
+            "\n```\n",
+            "<![CDATA[x > y]]>",
+            "<![CDATA[a",
+            "<!-- c -->",
+            "<?pi?>",
+            "<think>",
+            "</think>",
+            "日本語",
+            "é",
+            "\t",
+            "( ",
+            ") ",
+            "   ",
+        ];
+        let mut state = common_seed();
+        let (mut queued, mut updates) = (0usize, 0usize);
+        for config in queue_configs() {
+            for case in 0..160 {
+                let mut input = String::new();
+                for _ in 0..1 + roll(&mut state, 40) {
+                    input.push_str(pieces[roll(&mut state, pieces.len())]);
+                }
+                let as_text = case % 2 == 1;
+                let mut p = StreamParser::new(&config);
+                let mut q = unqueued(&config);
+                let mut doc = Document::new();
+                let mut at = 0;
+                while at < input.len() {
+                    let mut cut = (at + 1 + roll(&mut state, 9)).min(input.len());
+                    while as_text && !input.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    let c = &input.as_bytes()[at..cut];
+                    let before = p.queue.len();
+                    let (got, want): (Vec<Event>, Vec<Event>) = if as_text {
+                        let t = &input[at..cut];
+                        (
+                            p.update(t).unwrap().collect(),
+                            q.update(t).unwrap().collect(),
+                        )
+                    } else {
+                        let got = p.update_bytes(c).unwrap().collect();
+                        (got, q.update_bytes(c).unwrap().collect())
+                    };
+                    assert_eq!(got, want, "{input:?} at {at}..{cut}, text {as_text}");
+                    if p.queue.len() == before + c.len() {
+                        queued += 1;
+                        assert!(got.is_empty());
+                    }
+                    assert!(q.queue.is_empty());
+                    updates += 1;
+                    doc.extend(got);
+                    at = cut;
+                }
+                let (got, want): (Vec<Event>, Vec<Event>) =
+                    (p.finish().unwrap().collect(), q.finish().unwrap().collect());
+                assert_eq!(got, want, "{input:?} at the end");
+                doc.extend(got);
+                assert_eq!(doc, parse(&input, &config), "{input:?}");
+            }
+        }
+        // Not a vacuous comparison: a good share of the chunks waited in the queue.
+        assert!(
+            queued * 10 > updates,
+            "{queued} of {updates} updates queued"
+        );
+    }
+
+    /// What the queue takes of LLM-like prose in 4-byte chunks (the benches' configuration):
+    /// every chunk of a line past its first tag, up to a `>` or newline, waits unparsed and
+    /// counts as pending input; the chunk with the `>` or newline parses it, and the held
+    /// output then shows it.
+    #[test]
+    fn prose_tokens_wait_in_the_queue_until_a_line_or_tag_ends() {
+        let config = &queue_configs()[0];
+        let input = "We shipped the sync engine <cite id=1>, and crash reports fell by \
+                     40% <cite id=2>. Plain prose follows, with no tags at all.\nNext line.";
+        let mut p = StreamParser::new(config);
+        let mut doc = Document::new();
+        let mut queued = Vec::new();
+        for (i, c) in input.as_bytes().chunks(4).enumerate() {
+            let pending = p.pending_input_bytes();
+            let held = p.held_output_bytes();
+            let ev: Vec<Event> = p.update_bytes(c).unwrap().collect();
+            if !p.queue.is_empty() {
+                // Queued: nothing emitted, nothing parsed.
+                assert!(ev.is_empty() && !c.contains(&b'>') && !c.contains(&b'\n'));
+                assert_eq!(p.pending_input_bytes(), pending + c.len());
+                assert_eq!(p.held_output_bytes(), held);
+                queued.push(i);
+            } else if pending > 0 && !queued.is_empty() {
+                // The queue was fed first: its text is output now.
+                assert!(p.held_output_bytes() + ev.len() > held);
+            }
+            doc.extend(ev);
+        }
+        doc.extend(p.finish().unwrap());
+        assert_eq!(doc, parse(input, config));
+        // The first chunks wait for a kept char on the line (nothing is held before it);
+        // after that, all but the chunks holding `>` or the newline and the one after each
+        // cite (which waits for the tag's first char) are queued.
+        let chunks = input.len().div_ceil(4);
+        assert!(
+            queued.len() * 4 > chunks * 3,
+            "{} of {chunks} queued",
+            queued.len()
+        );
+        assert!(!queued.contains(&0));
+    }
+
+    /// The seed of the random tests (`KXS_SEED` overrides it).
+    fn common_seed() -> u64 {
+        std::env::var("KXS_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x6b78_6d6c)
+            | 1
     }
 }

@@ -142,6 +142,49 @@ pub(crate) fn plain_ascii_prefix(b: &[u8]) -> (usize, usize) {
     (b.len(), kept)
 }
 
+/// `STOP_CLASS` bit of the bytes that may make queued input emit anything (a newline: a new
+/// line for retro spans and fences; `>`: the end of a tag, CDATA or declaration).
+pub(crate) const STOP_ALWAYS: u8 = 1;
+/// `STOP_CLASS` bit of `&` (a reference may decode to a newline).
+pub(crate) const STOP_AMP: u8 = 2;
+/// `STOP_CLASS` bit of the bytes of non-ASCII characters (a byte chunk may split one).
+pub(crate) const STOP_HIGH: u8 = 4;
+
+/// Which `STOP_*` bits a byte has (see `StreamParser::take_queued`).
+// Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
+#[allow(clippy::indexing_slicing)]
+static STOP_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0usize;
+    while c < 256 {
+        t[c] = match c as u8 {
+            b'\n' | b'>' => STOP_ALWAYS,
+            b'&' => STOP_AMP,
+            0x80..=0xff => STOP_HIGH,
+            _ => 0,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// Whether `b` holds a byte with one of the `STOP_*` bits in `mask`, which includes
+/// `STOP_ALWAYS`.
+// Bounds: `STOP_CLASS` has 256 entries, indexed by a byte.
+#[allow(clippy::indexing_slicing)]
+#[inline(always)]
+pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
+    if b.len() < SHORT {
+        return b.iter().any(|&c| STOP_CLASS[usize::from(c)] & mask != 0);
+    }
+    let found = if mask & STOP_AMP != 0 {
+        memchr::memchr3(b'\n', b'>', b'&', b).is_some()
+    } else {
+        memchr::memchr2(b'\n', b'>', b).is_some()
+    };
+    found || (mask & STOP_HIGH != 0 && !b.is_ascii())
+}
+
 /// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup
 /// cost that dominates on the 1–16 byte chunks of token streams.
 const SHORT: usize = 32;
