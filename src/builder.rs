@@ -408,7 +408,6 @@ impl Builder {
     ///
     /// [`append_plain`]: Builder::append_plain
     pub(crate) fn plain_budget(&self) -> usize {
-        let max_span = self.rules.max_span_bytes;
         let Some(budget) = self.plain_room() else {
             return 0;
         };
@@ -426,27 +425,52 @@ impl Builder {
         {
             return 0;
         }
-        // A found cursor at `held_start`, queried from at or before it: it answers the same
-        // while `clip(p) <= cur.at`, i.e. `p <= cur.at + max_span` (`cur.at` is a char
-        // boundary at or after `held_start`), and the other parts of its query point do not
-        // move with plain text.
-        let pin = |cur: Cursor, x: usize| {
-            (cur.found && cur.at == self.held_start && cur.at < self.out_len && x <= cur.at)
-                .then(|| cur.at.saturating_add(max_span).saturating_sub(self.out_len))
-        };
-        if self.rules.uses_retro_line {
-            let x = self.line_start.max(self.clip(self.out_len));
-            if let Some(b) = pin(self.line_cur, x) {
-                return budget.min(b);
-            }
+        if let Some(b) = self.line_pin_room() {
+            return budget.min(b);
         }
         if self.rules.uses_retro_claim {
             // The claim term is the cursor's answer while that is before `out_len`.
-            if let Some(b) = pin(self.claim_cur, self.claim_anchor(self.out_len)) {
+            if let Some(b) = self.pin_room(self.claim_cur, self.claim_anchor(self.out_len)) {
                 return budget.min(b);
             }
         }
         0
+    }
+
+    /// A found cursor at `held_start`, queried from `x` at or before it, pins the frontier
+    /// there: it answers the same while `clip(p) <= cur.at`, i.e. for `p` up to `cur.at +
+    /// max_span` (`cur.at` is a char boundary at or after `held_start`). The room left to
+    /// that, if it pins.
+    fn pin_room(&self, cur: Cursor, x: usize) -> Option<usize> {
+        (cur.found && cur.at == self.held_start && cur.at < self.out_len && x <= cur.at).then(
+            || {
+                cur.at
+                    .saturating_add(self.rules.max_span_bytes)
+                    .saturating_sub(self.out_len)
+            },
+        )
+    }
+
+    /// While a `retro_line` tag is recognized and the first kept char of the current line
+    /// is at `held_start` (so a postfix tag could still claim everything from there): how
+    /// much more output may come before `clip` passes that char. Valid right after a
+    /// `flush`. Until then the frontier stays where it is whatever arrives but a newline:
+    /// text moves neither the line start nor the cursor, and neither do tags, which query
+    /// the cursor from the same line start (or a later clip, within that room). A tag's
+    /// marker lands at its own position: a self-closing one's is past `held_start`, and so
+    /// is that of an empty element (`empty_elements: marker`) unless an open tag is at or
+    /// before `held_start` (the oldest is the first), whose closing would put one where the
+    /// frontier is. `None` otherwise.
+    pub(crate) fn line_pin_room(&self) -> Option<usize> {
+        let at_or_before = |p: usize| p <= self.held_start;
+        if !self.rules.uses_retro_line
+            || self.markers.front().is_some_and(|m| at_or_before(m.pos))
+            || (self.rules.empty_markers && self.open.front().is_some_and(|t| at_or_before(t.p)))
+        {
+            return None;
+        }
+        let x = self.line_start.max(self.clip(self.out_len));
+        self.pin_room(self.line_cur, x)
     }
 
     /// Appends output text.

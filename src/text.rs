@@ -142,15 +142,20 @@ pub(crate) fn plain_ascii_prefix(b: &[u8]) -> (usize, usize) {
     (b.len(), kept)
 }
 
-/// `STOP_CLASS` bit of the bytes that may make queued input emit anything (a newline: a new
-/// line for retro spans and fences; `>`: the end of a tag, CDATA or declaration).
-pub(crate) const STOP_ALWAYS: u8 = 1;
-/// `STOP_CLASS` bit of `&` (a reference may decode to a newline).
-pub(crate) const STOP_AMP: u8 = 2;
-/// `STOP_CLASS` bit of the bytes of non-ASCII characters (a byte chunk may split one).
-pub(crate) const STOP_HIGH: u8 = 4;
+/// `STOP_CLASS` bit of a newline, which ends a queue (`StreamParser::take_queued`): a new
+/// line may make the last one final, and it starts fences.
+pub(crate) const STOP_NL: u8 = 1;
+/// `STOP_CLASS` bit of `>`, which ends a tag, CDATA or a declaration: it ends a queue unless
+/// the current line is held whole (`Builder::line_pin_room`).
+pub(crate) const STOP_GT: u8 = 2;
+/// `STOP_CLASS` bit of `&`: it ends a queue when references are decoded (one may decode to
+/// a newline).
+pub(crate) const STOP_AMP: u8 = 4;
+/// `STOP_CLASS` bit of the bytes of non-ASCII characters: they end a queue of byte chunks
+/// (which may split a character).
+pub(crate) const STOP_HIGH: u8 = 8;
 
-/// Which `STOP_*` bits a byte has (see `StreamParser::take_queued`).
+/// Which `STOP_*` bit a byte has.
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
 static STOP_CLASS: [u8; 256] = {
@@ -158,7 +163,8 @@ static STOP_CLASS: [u8; 256] = {
     let mut c = 0usize;
     while c < 256 {
         t[c] = match c as u8 {
-            b'\n' | b'>' => STOP_ALWAYS,
+            b'\n' => STOP_NL,
+            b'>' => STOP_GT,
             b'&' => STOP_AMP,
             0x80..=0xff => STOP_HIGH,
             _ => 0,
@@ -169,7 +175,7 @@ static STOP_CLASS: [u8; 256] = {
 };
 
 /// Whether `b` holds a byte with one of the `STOP_*` bits in `mask`, which includes
-/// `STOP_ALWAYS`.
+/// `STOP_NL`.
 // Bounds: `STOP_CLASS` has 256 entries, indexed by a byte.
 #[allow(clippy::indexing_slicing)]
 #[inline(always)]
@@ -177,12 +183,13 @@ pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
     if b.len() < SHORT {
         return b.iter().any(|&c| STOP_CLASS[usize::from(c)] & mask != 0);
     }
-    let found = if mask & STOP_AMP != 0 {
-        memchr::memchr3(b'\n', b'>', b'&', b).is_some()
-    } else {
-        memchr::memchr2(b'\n', b'>', b).is_some()
+    let found = match (mask & STOP_GT != 0, mask & STOP_AMP != 0) {
+        (true, true) => memchr::memchr3(b'\n', b'>', b'&', b),
+        (true, false) => memchr::memchr2(b'\n', b'>', b),
+        (false, true) => memchr::memchr2(b'\n', b'&', b),
+        (false, false) => memchr::memchr(b'\n', b),
     };
-    found || (mask & STOP_HIGH != 0 && !b.is_ascii())
+    found.is_some() || (mask & STOP_HIGH != 0 && !b.is_ascii())
 }
 
 /// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup
