@@ -269,13 +269,27 @@ impl StreamParser {
         };
         // `n - 1 < room`: not empty (an empty chunk goes the full way: it still reports a
         // finished or poisoned parser) and within the room.
-        if n.wrapping_sub(1) >= self.queue_room || crate::text::has_stop(chunk, stop) {
+        if n.wrapping_sub(1) >= self.queue_room {
             return false;
         }
-        match *chunk {
-            // (A stream cut into bytes: no copy call for one byte.)
-            [c] => self.queue.push(c),
-            _ => self.queue.extend_from_slice(chunk),
+        if let Some(w) = crate::text::word_of(chunk) {
+            // Token-sized (4–8 bytes): tested as one word and copied as one, with no loop
+            // and no call to `memcpy`.
+            if crate::text::word_has_stop(w, stop) {
+                return false;
+            }
+            let len = self.queue.len();
+            self.queue.extend_from_slice(&w.to_le_bytes());
+            self.queue.truncate(len + n);
+        } else {
+            if crate::text::has_stop(chunk, stop) {
+                return false;
+            }
+            match *chunk {
+                // (A stream cut into bytes: no copy call for one byte.)
+                [c] => self.queue.push(c),
+                _ => self.queue.extend_from_slice(chunk),
+            }
         }
         self.queue_room -= n;
         // The queue goes first: nothing may be appended past it.
