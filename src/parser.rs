@@ -122,6 +122,10 @@ const FEED_SLICE: usize = 64 << 10;
 /// queue's buffer (kept between lines) stays small.
 const QUEUE_MAX: usize = 4 << 10;
 
+/// The queue's first capacity, taken when a line may first wait: room for a typical line of
+/// an LLM answer (decision 49).
+const QUEUE_FIRST: usize = 512;
+
 /// Longest chunk [`StreamParser::feed_queue_and`] appends to the queue to feed both at once.
 const QUEUE_JOIN_MAX: usize = 64;
 
@@ -536,6 +540,11 @@ impl StreamParser {
                 Some(room) if room > 0 => (room.min(QUEUE_MAX), STOP_NL | amp),
                 _ => (self.plain_budget.min(QUEUE_MAX), STOP_NL | STOP_GT | amp),
             };
+            if self.queue_room > 0 && self.queue.capacity() == 0 {
+                // The first time a line may wait: room for a line, in one step rather than
+                // by doubling from 8 bytes (decision 49).
+                self.queue.reserve(QUEUE_FIRST);
+            }
         }
         Events::of(&mut self.builder.events)
     }

@@ -394,6 +394,11 @@ pub(crate) struct Tokenizer {
 /// Finished replay buffers up to this capacity are kept for reuse (`Tokenizer::spare`).
 const SPARE_MAX: usize = 1024;
 
+/// The candidate buffer's first capacity, taken with the first candidate: room for the
+/// usual tag (`<cite id="12" src='…'>`) at once, instead of growing 8, 16, 32 bytes at a
+/// time in every parse (DESIGN.md, decision 49).
+const CAND_FIRST: usize = 64;
+
 /// Byte classes for the tag lexer's fast path: bytes that cannot change its phase.
 const CLASS_NAME: u8 = 1;
 /// In an unquoted value: printable ASCII other than `>` and `<`.
@@ -774,6 +779,9 @@ impl Tokenizer {
 
     fn start_cand(&mut self, first: &str, src: usize) {
         self.cand.clear();
+        if self.cand.capacity() == 0 {
+            self.cand.reserve(CAND_FIRST);
+        }
         self.cand.push_str(first);
         self.cand_src = src;
     }

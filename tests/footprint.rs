@@ -1,5 +1,6 @@
 //! Memory footprint, measured with a counting global allocator: per-stream size of an idle
-//! parser (inline + heap), 100,000 idle parsers, and allocations per MB of input.
+//! parser (inline + heap), 100,000 idle parsers, allocations per MB of input, and how often
+//! a short stream grows its buffers.
 //!
 //! The numbers are printed (`cargo test --test footprint -- --nocapture`) and bounded.
 
@@ -13,6 +14,7 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+static REALLOCS: AtomicUsize = AtomicUsize::new(0);
 /// The tests in this file measure process-wide counters: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -32,6 +34,7 @@ unsafe impl GlobalAlloc for Counting {
         LIVE.fetch_add(new, Ordering::Relaxed);
         LIVE.fetch_sub(l.size(), Ordering::Relaxed);
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        REALLOCS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: same pointer and layout as allocated; `new` is the caller's size.
         unsafe { System.realloc(p, l, new) }
     }
@@ -48,6 +51,21 @@ fn config() -> Config {
         .unwrap()
         .with_raw_tags(["think"])
         .unwrap()
+}
+
+/// A paragraph of an LLM answer: postfix cites, a note, plain prose, a paragraph break.
+const UNIT: &str = "We shipped the sync engine last week <cite id=1>. Crash reports fell by 40% <cite id=2>, \
+                    and <note>the EU rollout waits for legal</note>. Plain prose follows here, with no tags at all, \
+                    just words and punctuation; and more of it.\n\n";
+
+/// Streams `input` through `p` in `chunk`-byte pieces, reading and dropping the events as
+/// they come (as `kxml` does); returns how many there were.
+fn stream(p: &mut StreamParser, input: &str, chunk: usize) -> usize {
+    let mut events = 0;
+    for c in input.as_bytes().chunks(chunk) {
+        events += p.update_bytes(c).unwrap().count();
+    }
+    events + p.finish().unwrap().count()
 }
 
 #[test]
@@ -77,19 +95,12 @@ fn idle_parsers_are_small() {
 #[test]
 fn allocations_per_megabyte() {
     let _g = SERIAL.lock().unwrap();
-    let unit = "We shipped the sync engine last week <cite id=1>. Crash reports fell by 40% <cite id=2>, \
-                and <note>the EU rollout waits for legal</note>. Plain prose follows here, with no tags at all, \
-                just words and punctuation; and more of it.\n\n";
-    let input = unit.repeat((1 << 20) / unit.len());
+    let input = UNIT.repeat((1 << 20) / UNIT.len());
     let mut report = Vec::new();
     for chunk in [input.len(), 4096, 64, 4, 1] {
         let mut p = StreamParser::new(&config());
         let start = ALLOCS.load(Ordering::Relaxed);
-        let mut events = 0;
-        for c in input.as_bytes().chunks(chunk) {
-            events += p.update_bytes(c).unwrap().count();
-        }
-        events += p.finish().unwrap().count();
+        let events = stream(&mut p, &input, chunk);
         let allocs = ALLOCS.load(Ordering::Relaxed) - start;
         let per_mb = allocs as f64 * (1 << 20) as f64 / input.len() as f64;
         let tags = input.matches("<cite").count() + input.matches("<note").count();
@@ -108,4 +119,38 @@ fn allocations_per_megabyte() {
         );
     }
     eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn token_streams_take_the_queue_in_one_step() {
+    let _g = SERIAL.lock().unwrap();
+    // Short answers (one and four KiB of paragraphs with postfix cites and notes), as a
+    // server holding many LLM streams sees them: a new parser each time. Token-sized chunks
+    // (16 bytes and less) mostly wait in the queue while their line is held (decision 48);
+    // 64-byte chunks mostly go through the machine. The queue takes room for a line when it
+    // is first used (DESIGN.md, decision 49) instead of doubling from 8 bytes (6 steps to
+    // 512), so token-sized chunks cost at most one reallocation more than 64-byte chunks.
+    let compiled = config().compile();
+    for paragraphs in [4, 16] {
+        let input = UNIT.repeat(paragraphs);
+        let reallocs = |chunk: usize| {
+            // Events are dropped as they come, so only the parser's own buffers grow here.
+            let mut p = StreamParser::from_compiled(&compiled);
+            let before = REALLOCS.load(Ordering::Relaxed);
+            assert!(stream(&mut p, &input, chunk) > 0);
+            REALLOCS.load(Ordering::Relaxed) - before
+        };
+        let base = reallocs(64);
+        for chunk in [16, 4, 1] {
+            let grown = reallocs(chunk);
+            eprintln!(
+                "{} bytes in {chunk}-byte chunks: {grown} reallocations; in 64-byte chunks: {base}",
+                input.len()
+            );
+            assert!(
+                grown <= base + 1,
+                "{grown} reallocations in {chunk}-byte chunks, {base} in 64-byte chunks"
+            );
+        }
+    }
 }
