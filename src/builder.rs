@@ -473,6 +473,14 @@ impl Builder {
         self.pin_room(self.line_cur, x)
     }
 
+    /// Whether an open tag started before `held_start`: then text it covers may have been
+    /// emitted with its annotation, which learns how the tag closes (`Annotation::close`)
+    /// when the machine reads the markup that closes it, or the text that reaches its span
+    /// limit. An open tag at or after `held_start` has had nothing emitted yet.
+    pub(crate) fn open_before_frontier(&self) -> bool {
+        self.open.front().is_some_and(|t| t.p < self.held_start)
+    }
+
     /// Appends output text.
     // Bounds: `cut` is a char boundary of `s` (floor_boundary) and <= s.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]

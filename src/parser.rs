@@ -535,9 +535,14 @@ impl StreamParser {
             };
             // The line held whole: no tag can make anything final before its end, only a
             // newline (or a reference, which may decode to one). Otherwise the plain
-            // budget, which holds for text: a tag may end the queue.
+            // budget, which holds for text: a tag may end the queue. Not the line regime
+            // while an open tag may have an annotation out already: a tag may close it, or
+            // text reach its span limit, and the annotation learns how it closed in that
+            // update (the plain budget stops short of the limit, and `>` ends the queue).
             (self.queue_room, self.queue_stop) = match self.builder.line_pin_room() {
-                Some(room) if room > 0 => (room.min(QUEUE_MAX), STOP_NL | amp),
+                Some(room) if room > 0 && !self.builder.open_before_frontier() => {
+                    (room.min(QUEUE_MAX), STOP_NL | amp)
+                }
                 _ => (self.plain_budget.min(QUEUE_MAX), STOP_NL | STOP_GT | amp),
             };
             if self.queue_room > 0 && self.queue.capacity() == 0 {
@@ -848,7 +853,7 @@ pub fn parse_bytes(input: &[u8], config: &Config) -> Result<Document, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::{Event, SegText};
+    use crate::output::{Annotation, Event, SegText};
 
     /// Per text event: whether its buffer was adopted (`true`) or copied (`false`).
     fn buffers(events: &[Event]) -> Vec<bool> {
@@ -862,6 +867,14 @@ mod tests {
                 Event::Marker(_) => None,
             })
             .collect()
+    }
+
+    /// The annotations `events` carry, in order (clones share what they learn later).
+    fn annotations(events: &[Event]) -> impl Iterator<Item = Annotation> + '_ {
+        events.iter().flat_map(|e| match e {
+            Event::Text(s) => s.annotations().to_vec(),
+            Event::Marker(m) => vec![m.annotation().clone()],
+        })
     }
 
     /// A parser that queues nothing (decision 48), so that every chunk reaches the paths
@@ -1429,6 +1442,9 @@ mod tests {
                 let mut p = StreamParser::new(&config);
                 let mut q = unqueued(&config);
                 let mut doc = Document::new();
+                // Every annotation emitted so far, by both parsers: one emitted while its tag
+                // is open learns how it closed later, and must learn it in the same update.
+                let mut seen: Vec<(Annotation, Annotation)> = Vec::new();
                 let mut at = 0;
                 while at < input.len() {
                     let n = size.unwrap_or_else(|| 1 + roll(&mut state, 9));
@@ -1449,6 +1465,14 @@ mod tests {
                         (got, q.update_bytes(c).unwrap().collect())
                     };
                     assert_eq!(got, want, "{input:?} at {at}..{cut}, text {as_text}");
+                    seen.extend(annotations(&got).zip(annotations(&want)));
+                    for (a, b) in &seen {
+                        assert_eq!(
+                            (a.close(), a.span(), a.strategy()),
+                            (b.close(), b.span(), b.strategy()),
+                            "{input:?} at {at}..{cut}, text {as_text}: {a:?}"
+                        );
+                    }
                     if p.queue.len() == before + c.len() {
                         queued += 1;
                         assert!(got.is_empty());

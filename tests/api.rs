@@ -129,6 +129,60 @@ fn forward_content_is_emitted_before_its_tag_closes() {
     assert_eq!(ann.source_offset(), 0);
 }
 
+/// An annotation already out in an event learns how its tag closed in the update that
+/// closes it, also while a postfix tag (`retro_line`, the compat preset's) holds the line
+/// and input that cannot end the hold waits unparsed (DESIGN.md, decisions 48 and 50):
+/// by its end tag, or by reaching `max_span_bytes`, fed in chunks of every size to 8.
+#[test]
+fn an_emitted_annotation_learns_its_close_in_the_closing_update() {
+    let base = Config::kindaxml_compat()
+        .with_tags(["cite", "note"])
+        .unwrap()
+        .with_recovery("note", Strategy::ForwardUntilTag)
+        .unwrap();
+    let first = "<note>abc\n"; // emits `abc` with the open note's annotation
+    let end_tag = ("def </note> more", base.clone());
+    // Content `abc\n` is 4 bytes; the span limit of 16 closes the note 12 bytes later.
+    let limit = (
+        "defghijklmnopqrstu",
+        base.clone().with_max_span_bytes(16).unwrap(),
+    );
+    for (rest, config) in [end_tag, limit] {
+        // The close as SPEC §3 and §8a give it, and how much of `rest` must be read first.
+        let (want, needed) = if rest.contains("</note>") {
+            let lt = rest.find("</note>").unwrap();
+            (
+                Close::EndTag {
+                    offset: first.len() + lt,
+                },
+                lt + "</note>".len(),
+            )
+        } else {
+            (Close::SpanLimit, 16 - "abc\n".len())
+        };
+        for size in 1..=8 {
+            let mut p = StreamParser::new(&config);
+            let ev: Vec<Event> = p.update(first).unwrap().collect();
+            let Event::Text(seg) = &ev[0] else {
+                panic!("expected text")
+            };
+            assert_eq!(seg.text(), "abc");
+            let note = seg.annotations()[0].clone();
+            let mut fed = 0;
+            for chunk in rest.as_bytes().chunks(size) {
+                let _ = p.update_bytes(chunk).unwrap().count();
+                fed += chunk.len();
+                let got = note.close();
+                if fed >= needed {
+                    assert_eq!(got, Some(want), "{rest:?} in {size}-byte chunks, {fed} fed");
+                } else {
+                    assert_eq!(got, None, "{rest:?} in {size}-byte chunks, {fed} fed");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn recovered_annotations_say_why() {
     let config = Config::default().with_tags(["cite", "todo"]).unwrap();
