@@ -761,7 +761,8 @@ impl StreamParser {
         Ok(Events::of(&mut self.builder.events))
     }
 
-    /// Output bytes held back: produced but not yet emitted.
+    /// Output bytes held back: produced but not yet emitted. Input waiting unparsed in the
+    /// queue has produced nothing yet (see [`pending_input_bytes`](Self::pending_input_bytes)).
     pub fn held_output_bytes(&self) -> usize {
         self.builder.held_len()
     }
@@ -773,7 +774,8 @@ impl StreamParser {
         self.tokenizer.pending_len() + self.queue.len()
     }
 
-    /// Bytes of output text produced so far (emitted or held).
+    /// Bytes of output text produced so far (emitted or held); input still waiting unparsed
+    /// (see [`pending_input_bytes`](Self::pending_input_bytes)) is not counted until parsed.
     pub fn output_len(&self) -> usize {
         self.builder.out_len()
     }
