@@ -13,7 +13,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kindaxml_stream::{parse, Annotation, AttrValue, Close, Config, Document, Event};
+use kindaxml_stream::{parse, Annotation, AttrValue, Close, Config, Document, Event, StreamParser};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +41,9 @@ struct Case {
     empty: bool,
     /// Promptness: per call, the chunk (`None` for finish) and its exact events.
     calls: Vec<(Option<String>, Vec<ExpEvent>)>,
+    /// `emitted:` lines: after call `k`, every annotation of `tag` emitted so far says how
+    /// its tag closed (`reason`, or `open`).
+    known: Vec<(usize, String, String)>,
 }
 
 fn parse_json_prefix(s: &str) -> Result<(Value, &str), String> {
@@ -249,6 +252,19 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
                     return Err(err("`nothing` belongs after update:/finish".into()));
                 }
             }
+            "emitted" => {
+                let (tag, reason) = rest
+                    .trim()
+                    .split_once(" @")
+                    .ok_or_else(|| err("emitted: takes `tag @reason`".into()))?;
+                let k = case
+                    .calls
+                    .len()
+                    .checked_sub(1)
+                    .ok_or_else(|| err("`emitted` belongs after update:/finish".into()))?;
+                case.known
+                    .push((k, tag.trim().to_string(), reason.trim().to_string()));
+            }
             other => return Err(err(format!("unknown line kind `{other}`"))),
         }
     }
@@ -364,6 +380,14 @@ fn doc_events(d: &Document) -> Vec<Event> {
     v
 }
 
+/// How a failure names call `k` of a promptness case.
+fn call_name(k: usize, chunk: &Option<String>) -> String {
+    match chunk {
+        Some(c) => format!("update #{} ({c:?})", k + 1),
+        None => "finish".to_string(),
+    }
+}
+
 fn run_case(case: &Case, seed: u64) -> Result<(), String> {
     let config = Config::from_json_value(case.config.as_ref().unwrap())
         .map_err(|e| format!("config: {e}"))?;
@@ -390,18 +414,36 @@ fn run_case(case: &Case, seed: u64) -> Result<(), String> {
             ));
         }
     } else {
-        let chunks: Vec<&str> = case
-            .calls
-            .iter()
-            .filter_map(|(c, _)| c.as_deref())
+        let mut p = StreamParser::new(&config);
+        let mut per_call = Vec::new();
+        // Every annotation emitted so far: one emitted while its tag is open learns later
+        // how it closed, and `emitted:` lines pin in which call.
+        let mut out: Vec<Annotation> = Vec::new();
+        for (k, (chunk, _)) in case.calls.iter().enumerate() {
+            let what = call_name(k, chunk);
+            let got: Vec<Event> = match chunk {
+                Some(c) => p.update(c),
+                None => p.finish(),
+            }
+            .map_err(|e| format!("{what}: {e}"))?
             .collect();
-        let per_call = common::events_per_call(&config, &chunks);
+            out.extend(got.iter().flat_map(|e| match e {
+                Event::Text(s) => s.annotations().to_vec(),
+                Event::Marker(m) => vec![m.annotation().clone()],
+            }));
+            for (_, tag, reason) in case.known.iter().filter(|(i, ..)| *i == k) {
+                let mine: Vec<&Annotation> = out.iter().filter(|a| a.tag() == tag).collect();
+                if mine.is_empty() || mine.iter().any(|a| reason_name(a.close()) != reason) {
+                    let says: Vec<String> = mine.iter().map(|a| show_ann(a)).collect();
+                    return Err(format!("after {what}, {tag} emitted so far: {says:?}"));
+                }
+            }
+            per_call.push(got);
+        }
+        // Events (and their `@reason`s, which read how tags closed in the end) after all calls.
         for (k, ((chunk, want), got)) in case.calls.iter().zip(&per_call).enumerate() {
             if !events_match(got, want) {
-                let what = match chunk {
-                    Some(c) => format!("update #{} ({c:?})", k + 1),
-                    None => "finish".to_string(),
-                };
+                let what = call_name(k, chunk);
                 return Err(format!("{what} emitted:\n{}", show_events(got)));
             }
         }

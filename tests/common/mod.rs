@@ -256,14 +256,3 @@ pub fn check_chunk_invariance(
     }
     Ok(())
 }
-
-/// Per-call events of a chunked run, plus the finish events.
-pub fn events_per_call(config: &Config, chunks: &[&str]) -> Vec<Vec<Event>> {
-    let mut p = StreamParser::new(config);
-    let mut out: Vec<Vec<Event>> = chunks
-        .iter()
-        .map(|c| p.update(c).expect("update").collect())
-        .collect();
-    out.push(p.finish().expect("finish").collect());
-    out
-}
