@@ -603,7 +603,7 @@ impl Tokenizer {
         };
         let mut i = 0;
         if !matches!(
-            self.lex_tag(rules, &mut lx, s, &mut i),
+            Self::lex_tag(rules, self.cand.len(), &mut lx, s, &mut i),
             TagOutcome::NeedMore
         ) {
             return false;
@@ -777,6 +777,55 @@ impl Tokenizer {
         });
     }
 
+    /// A `<` at `input[i]` in text, outside a leading block, followed by a letter or `/`:
+    /// the candidate that `Lt` and then `Tag` would build, lexed straight from `input`. A
+    /// tag that completes there is taken as a slice of `input`, without being copied into
+    /// `cand` or passing through those states (DESIGN.md, decision 51); otherwise `cand` and
+    /// the state become what `Lt` and `Tag` leave after the same bytes. Returns where
+    /// scanning goes on: `Ok` in this call, `Err` after an abort that left bytes to replay
+    /// (`run` then returns, as from `Tag`).
+    // Bounds: `i < j <= input.len()`; `j` stops after a `>` or at a char boundary
+    // (`lex_tag` steps over whole chars), so `i..j` is a char range.
+    #[allow(clippy::string_slice)]
+    fn direct_tag(
+        &mut self,
+        rules: &Rules,
+        b: &mut Builder,
+        input: &str,
+        i: usize,
+        src: usize,
+    ) -> Result<usize, usize> {
+        // `Lt` takes a `/` into the candidate; a letter starts the name and is not consumed.
+        let (used, phase) = if input.as_bytes().get(i + 1) == Some(&b'/') {
+            (2, Phase::EndSlash)
+        } else {
+            (1, Phase::Name)
+        };
+        let mut lx = TagLex::new(phase);
+        let mut j = i + used;
+        let outcome = Self::lex_tag(rules, used, &mut lx, input, &mut j);
+        let cand = &input[i..j];
+        if let TagOutcome::Complete = outcome {
+            self.cand_src = src + i;
+            let taken = self.take_tag(rules, b, cand, src + i);
+            debug_assert!(taken, "only a leading block's start can refuse a tag");
+            return Ok(j);
+        }
+        self.start_cand(cand, src + i);
+        match outcome {
+            TagOutcome::NeedMore => self.state = State::Tag(lx),
+            TagOutcome::Literal => b.text(&self.cand),
+            TagOutcome::Abort => {
+                self.abort_construct(b, 1, None);
+                if self.aborted.is_some() {
+                    return Err(j);
+                }
+            }
+            TagOutcome::Complete => {}
+        }
+        Ok(j)
+    }
+
     fn start_cand(&mut self, first: &str, src: usize) {
         self.cand.clear();
         if self.cand.capacity() == 0 {
@@ -834,6 +883,16 @@ impl Tokenizer {
                     let line_start = self.line_prefix.is_some();
                     self.line_prefix = None;
                     match bytes[i] {
+                        b'<' if self.leading == Leading::Off
+                            && bytes
+                                .get(i + 1)
+                                .is_some_and(|&c| c == b'/' || c.is_ascii_alphabetic()) =>
+                        {
+                            match self.direct_tag(rules, b, input, i, src) {
+                                Ok(j) => i = j,
+                                Err(j) => return j,
+                            }
+                        }
                         b'<' => {
                             self.start_cand("<", src + i);
                             self.state = State::Lt;
@@ -981,7 +1040,7 @@ impl Tokenizer {
                 State::Tag(lx) => {
                     let mut lx = *lx;
                     let start = i;
-                    let outcome = self.lex_tag(rules, &mut lx, input, &mut i);
+                    let outcome = Self::lex_tag(rules, self.cand.len(), &mut lx, input, &mut i);
                     self.cand.push_str(&input[start..i]);
                     match outcome {
                         TagOutcome::NeedMore => self.state = State::Tag(lx),
@@ -1233,7 +1292,7 @@ impl Tokenizer {
                 State::RawTag { raw, lex } => {
                     let (raw, mut lex) = (*raw, *lex);
                     let start = i;
-                    let outcome = self.lex_tag(rules, &mut lex, input, &mut i);
+                    let outcome = Self::lex_tag(rules, self.cand.len(), &mut lex, input, &mut i);
                     self.cand.push_str(&input[start..i]);
                     match outcome {
                         TagOutcome::NeedMore => self.state = State::RawTag { raw, lex },
@@ -1308,12 +1367,18 @@ impl Tokenizer {
     // Bounds: `j < end <= bytes.len()` is the loop condition; `p < 10` (a `LEX` code below
     // `LEX_COMPLETE`, or a `Phase` discriminant).
     #[allow(clippy::indexing_slicing)]
-    fn lex_tag(&self, rules: &Rules, lx: &mut TagLex, input: &str, i: &mut usize) -> TagOutcome {
+    fn lex_tag(
+        rules: &Rules,
+        used: usize,
+        lx: &mut TagLex,
+        input: &str,
+        i: &mut usize,
+    ) -> TagOutcome {
         let bytes = input.as_bytes();
         let start = *i;
-        // The bytes this candidate may still take (`max_tag_bytes` counts it all), and the
-        // end of the input they reach.
-        let room = rules.max_tag_bytes.saturating_sub(self.cand.len());
+        // The bytes this candidate may still take (`max_tag_bytes` counts it all, `used` of
+        // them already taken), and the end of the input they reach.
+        let room = rules.max_tag_bytes.saturating_sub(used);
         let end = bytes.len().min(start.saturating_add(room));
         let mut p = lx.phase as u8;
         let mut j = start;
@@ -1321,6 +1386,10 @@ impl Tokenizer {
             while j < end {
                 let c = bytes[j];
                 let code = LEX[usize::from(p)][usize::from(c)];
+                if code == p {
+                    j += 1;
+                    continue;
+                }
                 if code < LEX_COMPLETE {
                     p = code;
                     j += 1;
@@ -1486,12 +1555,12 @@ impl Tokenizer {
         TagOutcome::NeedMore
     }
 
-    /// Splits the complete candidate in `cand`: whether it is an end tag, where its name
-    /// starts and ends.
+    /// Splits the complete candidate `cand`: whether it is an end tag, where its name starts
+    /// and ends.
     // Bounds: `ne < bytes.len()` guards every read.
-    #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn split_tag(&self) -> (bool, usize, usize) {
-        let bytes = self.cand.as_bytes();
+    #[allow(clippy::indexing_slicing)]
+    fn split_tag(cand: &str) -> (bool, usize, usize) {
+        let bytes = cand.as_bytes();
         let is_end = bytes.get(1) == Some(&b'/');
         let ns = if is_end { 2 } else { 1 };
         let mut ne = ns;
@@ -1501,40 +1570,53 @@ impl Tokenizer {
         (is_end, ns, ne)
     }
 
-    /// The text between the name and `>`, trailing whitespace removed.
+    /// The text of the complete candidate `cand` between the name and `>`, trailing
+    /// whitespace removed.
     // Bounds: only called on a complete candidate, `<` … `>`, with `name_end < len`.
-    #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn tag_rest(&self, name_end: usize) -> &str {
-        self.cand[name_end..self.cand.len() - 1].trim_end()
+    #[allow(clippy::string_slice)]
+    fn tag_rest(cand: &str, name_end: usize) -> &str {
+        cand[name_end..cand.len() - 1].trim_end()
     }
 
     /// A complete candidate `<…>` is in `cand`: classify it and tell the builder.
+    fn complete_tag(&mut self, rules: &Rules, b: &mut Builder) {
+        let cand = std::mem::take(&mut self.cand);
+        let taken = self.take_tag(rules, b, &cand, self.cand_src);
+        self.cand = cand;
+        if !taken {
+            self.abort_construct(b, self.cand.len(), None);
+        }
+    }
+
+    /// The complete candidate `cand` (source offset `src`): classifies it and tells the
+    /// builder. Returns `false`, having done nothing, if a leading block's start is expected
+    /// and this is not one (the caller aborts the candidate).
     // Bounds: `ns..ne` and `ne..len-1` come from `split_tag` on a complete candidate (which starts
     // with `<` and ends with `>`).
-    #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn complete_tag(&mut self, rules: &Rules, b: &mut Builder) {
-        let (is_end, ns, ne) = self.split_tag();
-        let src = self.cand_src;
-        let tag = rules.lookup(&self.cand[ns..ne]);
+    #[allow(clippy::string_slice)]
+    fn take_tag(&mut self, rules: &Rules, b: &mut Builder, cand: &str, src: usize) -> bool {
+        let (is_end, ns, ne) = Self::split_tag(cand);
+        let tag = rules.lookup(&cand[ns..ne]);
         if self.leading == Leading::Start {
             match tag {
-                Some(t) if !is_end && rules.tags[t].raw && !self.tag_rest(ne).ends_with('/') => {
+                Some(t)
+                    if !is_end
+                        && rules.tags.get(t).is_some_and(|r| r.raw)
+                        && !Self::tag_rest(cand, ne).ends_with('/') =>
+                {
                     self.leading = Leading::InBlock;
                 }
-                _ => {
-                    self.abort_construct(b, self.cand.len(), None);
-                    return;
-                }
+                _ => return false,
             }
         }
         match tag {
             Some(tag) if is_end => {
                 if !b.end_tag(tag, src) && rules.stray == StrayEndTagPolicy::Passthrough {
-                    b.text(&self.cand);
+                    b.text(cand);
                 }
             }
             Some(tag) => {
-                let t = self.tag_rest(ne);
+                let t = Self::tag_rest(cand, ne);
                 match t.strip_suffix('/') {
                     Some(attrs) => {
                         let attrs = parse_attrs(
@@ -1543,14 +1625,14 @@ impl Tokenizer {
                             rules.duplicate_attrs,
                         );
                         if !b.self_closing_tag(tag, attrs, src) {
-                            self.too_deep(rules, b);
+                            Self::too_deep(rules, b, cand);
                         }
                     }
                     None => {
                         let attrs = parse_attrs(t, rules.decode_entities, rules.duplicate_attrs);
                         if !b.start_tag(tag, attrs, src) {
-                            self.too_deep(rules, b);
-                        } else if rules.tags[tag].raw {
+                            Self::too_deep(rules, b, cand);
+                        } else if rules.tags.get(tag).is_some_and(|r| r.raw) {
                             self.state = State::Raw(RawCtx { tag, depth: 1 });
                         }
                     }
@@ -1558,23 +1640,24 @@ impl Tokenizer {
             }
             None => match rules.unknown_mode {
                 UnknownMode::Strip => {}
-                UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(&self.cand),
+                UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(cand),
             },
         }
+        true
     }
 
     /// A start tag past `max_depth`: handled as an unrecognized tag.
-    fn too_deep(&mut self, rules: &Rules, b: &mut Builder) {
+    fn too_deep(rules: &Rules, b: &mut Builder, cand: &str) {
         match rules.unknown_mode {
             UnknownMode::Strip => {}
-            UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(&self.cand),
+            UnknownMode::Passthrough | UnknownMode::TreatAsText => b.text(cand),
         }
     }
 
     /// A complete candidate naming the open raw tag, inside its content.
     fn complete_raw_tag(&mut self, rules: &Rules, b: &mut Builder, raw: RawCtx) {
-        let (is_end, _, ne) = self.split_tag();
-        let self_closing = !is_end && self.tag_rest(ne).ends_with('/');
+        let (is_end, _, ne) = Self::split_tag(&self.cand);
+        let self_closing = !is_end && Self::tag_rest(&self.cand, ne).ends_with('/');
         let depth = match (is_end, self_closing) {
             (false, false) => raw.depth + 1,
             (true, _) => raw.depth - 1,
@@ -1635,6 +1718,17 @@ mod tests {
     use crate::Config;
 
     /// One lexer call from a given state: its outcome, where it stopped, and the state after.
+    /// `lex_tag` with the room the candidate in `tok` leaves, as the machine calls it.
+    fn lex_tag_of(
+        tok: &Tokenizer,
+        rules: &Rules,
+        lx: &mut TagLex,
+        input: &str,
+        i: &mut usize,
+    ) -> TagOutcome {
+        Tokenizer::lex_tag(rules, tok.cand.len(), lx, input, i)
+    }
+
     fn lex_once(
         lexer: fn(&Tokenizer, &Rules, &mut TagLex, &str, &mut usize) -> TagOutcome,
         tok: &Tokenizer,
@@ -1683,7 +1777,7 @@ mod tests {
                     for after_nl in [false, true] {
                         let lx = TagLex { phase, after_nl };
                         let want = lex_once(Tokenizer::lex_tag_reference, &tok, rules, lx, input);
-                        let got = lex_once(Tokenizer::lex_tag, &tok, rules, lx, input);
+                        let got = lex_once(lex_tag_of, &tok, rules, lx, input);
                         assert_eq!(
                             got, want,
                             "{input:?} from {lx:?}, max_tag_bytes {}",
@@ -1739,8 +1833,8 @@ mod tests {
                         phase,
                         after_nl: false,
                     };
-                    let whole = lex_once(Tokenizer::lex_tag, &tok, rules, lx, &s);
-                    let first = lex_once(Tokenizer::lex_tag, &tok, rules, lx, head);
+                    let whole = lex_once(lex_tag_of, &tok, rules, lx, &s);
+                    let first = lex_once(lex_tag_of, &tok, rules, lx, head);
                     if first.0 != 0 {
                         assert_eq!((first.0, first.1), (whole.0, whole.1), "{s:?} cut at {cut}");
                         continue;
@@ -1749,7 +1843,7 @@ mod tests {
                         phase: first.2,
                         after_nl: first.3,
                     };
-                    let second = lex_once(Tokenizer::lex_tag, &tok, rules, mid, tail);
+                    let second = lex_once(lex_tag_of, &tok, rules, mid, tail);
                     assert_eq!(
                         (second.0, cut + second.1, second.2, second.3),
                         whole,
@@ -1779,7 +1873,7 @@ mod tests {
                     // A lone byte past ASCII is not text: the lexer never sees it alone.
                     let want = std::str::from_utf8(&[c])
                         .ok()
-                        .map(|s| lex_once(Tokenizer::lex_tag, &tok, &rules, lx, s))
+                        .map(|s| lex_once(lex_tag_of, &tok, &rules, lx, s))
                         .filter(|&(outcome, ..)| outcome == 0);
                     assert_eq!(got, want.is_some(), "{lx:?} {c}");
                     let State::Tag(after) = tok.state else {

@@ -418,3 +418,63 @@ fn annotation_span_matches_the_events() {
         }
     }
 }
+
+/// A tag that arrives whole in one chunk is lexed and taken straight from the chunk
+/// (DESIGN.md, decision 51); cut right after its `<`, it goes through the tokenizer's states
+/// instead, and cut after a few of its chars, the direct lexer hands an unfinished candidate
+/// to them. Every candidate of up to four chars from an alphabet with a member of every
+/// class the tag lexer tells apart (letters, name chars, `/`, `=`, both quotes, `>`, `<`,
+/// blanks, newlines, non-ASCII letters and spaces, entity and declaration starts), between
+/// text and an end tag, gives the same document all three ways, in configurations that
+/// recognize, strip or pass through tags, take raw content, nest, or allow 3-byte
+/// candidates.
+#[test]
+fn a_tag_whole_in_a_chunk_equals_the_same_tag_cut() {
+    const ALPHABET: &[&str] = &[
+        "a", "T", "1", "-", "/", " ", "=", "\"", "'", ">", "<", "\n", "é", "\u{3000}", "&", "!",
+    ];
+    let configs = [
+        Config::kindaxml_compat().with_tags(["a", "t"]).unwrap(),
+        Config::default()
+            .with_tags(["a", "ta"])
+            .unwrap()
+            .with_raw_tags(["t"])
+            .unwrap()
+            .with_recovery("a", Strategy::ForwardUntilTag)
+            .unwrap()
+            .with_stray_end_tag_policy(StrayEndTagPolicy::Passthrough),
+        Config::default()
+            .with_tags(["a", "t"])
+            .unwrap()
+            .with_autoclose_on_any_tag(false)
+            .with_max_tag_bytes(3)
+            .unwrap(),
+    ];
+    let mut words = vec![String::new()];
+    let mut start = 0;
+    for _ in 0..4 {
+        let end = words.len();
+        for k in start..end {
+            for c in ALPHABET {
+                let w = format!("{}{c}", words[k]);
+                words.push(w);
+            }
+        }
+        start = end;
+    }
+    let mut checked = 0;
+    for config in &configs {
+        for w in &words {
+            let (head, tail) = ("x. <", format!("{w} y</a> z"));
+            let input = format!("{head}{tail}");
+            let whole = parse(&input, config);
+            let after_lt = run_str(config, &[head, &tail]);
+            assert_eq!(whole, after_lt, "cut after `<`: {input:?} {config:?}");
+            let mid = format!("{head}{w}");
+            let inside = run_str(config, &[&mid, &tail[w.len()..]]);
+            assert_eq!(whole, inside, "cut after the candidate's chars: {input:?}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 3 * (1 + 16 + 256 + 4096 + 65536));
+}
