@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use crate::config::{Rules, SelfClosing, Strategy};
 use crate::output::{
-    Annotation, Attrs, Close, Event, Marker, SegAnnotations, SegText, Segment, SharedBuf,
+    Annotation, Attrs, Close, Document, Event, Marker, SegAnnotations, SegText, Segment, SharedBuf,
 };
 use crate::text::{
     ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
@@ -173,6 +173,9 @@ pub(crate) struct Builder {
     /// event holds it (decision 31); none until the first.
     pool: Option<Arc<String>>,
     pub(crate) events: Vec<Event>,
+    /// `parse()`'s document: while set, events go straight into it instead of `events`
+    /// (decision 52).
+    pub(crate) doc: Option<Box<Document>>,
     /// Changed since the last flush (a flush of an unchanged builder emits nothing).
     dirty: bool,
 }
@@ -206,6 +209,7 @@ impl Builder {
             open_list: None,
             pool: None,
             events: Vec::new(),
+            doc: None,
             dirty: false,
         }
     }
@@ -1288,6 +1292,15 @@ impl Builder {
         self.emit_to(self.out_len, true);
     }
 
+    /// An event, into `parse()`'s document or the list `update` returns.
+    #[inline(always)]
+    fn out(&mut self, e: Event) {
+        match &mut self.doc {
+            Some(d) => d.push(e),
+            None => self.events.push(e),
+        }
+    }
+
     #[inline]
     fn emit_to(&mut self, f: usize, last: bool) {
         // Most updates of a token stream have nothing new to emit.
@@ -1378,7 +1391,7 @@ impl Builder {
             }
             while self.markers.front().is_some_and(|m| m.pos <= pos) {
                 if let Some(m) = self.markers.pop_front() {
-                    self.events.push(Event::Marker(m));
+                    self.out(Event::Marker(m));
                 }
             }
             if pos >= f {
@@ -1429,7 +1442,7 @@ impl Builder {
                     SegAnnotations::Shared(l, cur.len() as u32)
                 }
             };
-            self.events.push(Event::Text(Segment {
+            self.out(Event::Text(Segment {
                 text: SegText::Shared {
                     buf,
                     lo: base + (pos - a),
@@ -1502,7 +1515,7 @@ impl Builder {
         let (buf, base) = self.take_text(f, last);
         let adopted = buf.adopted();
         let n = list.len() as u32;
-        self.events.push(Event::Text(Segment {
+        self.out(Event::Text(Segment {
             text: SegText::Shared {
                 buf,
                 lo: base,

@@ -798,7 +798,8 @@ impl StreamParser {
 /// ```
 pub fn parse(input: &str, config: &Config) -> Document {
     let mut parser = StreamParser::new(config);
-    let mut doc = Document::new();
+    // The builder emits straight into the document (no event list in between).
+    parser.builder.doc = Some(Box::default());
     // Nothing is read before the end, so an input of up to 64 KiB goes through the machine
     // in one piece and is emitted once, at the end: its text is then one buffer (the
     // builder's own, adopted without a copy) and the segments are ranges of it. A longer one
@@ -818,7 +819,6 @@ pub fn parse(input: &str, config: &Config) -> Document {
         // adopts the buffer; slices of it would be merged back by copying.
         if parser.builder.has_annotations_pending() {
             parser.builder.flush();
-            doc.extend(parser.builder.events.drain(..));
         } else {
             // Room for the rest of the input, as an unsliced parse reserves.
             parser.builder.reserve_text(tail.len());
@@ -832,6 +832,8 @@ pub fn parse(input: &str, config: &Config) -> Document {
     parser.tokenizer.finish(&parser.rules, &mut parser.builder);
     parser.builder.finish();
     parser.life = Life::Finished;
+    let mut doc = *parser.builder.doc.take().unwrap_or_default();
+    // (Nothing goes to the list while the document takes the events.)
     doc.extend(parser.builder.events.drain(..));
     doc
 }
