@@ -1344,7 +1344,11 @@ impl Builder {
         if last {
             // The last (for `parse()` the only) emission: each span start and end can begin a
             // segment. (Not while streaming: the capacity would stay with the parser.)
-            self.events.reserve(2 * active.len() + 1);
+            let n = 2 * active.len() + 1;
+            match &mut self.doc {
+                Some(d) => d.reserve(n, self.markers.len()),
+                None => self.events.reserve(n + self.markers.len()),
+            }
         }
         let mut cur: Vec<usize> = std::mem::take(&mut self.cur_buf);
         let mut next = 0; // index into `active` of the next span to start

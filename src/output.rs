@@ -879,6 +879,12 @@ impl Document {
         })
     }
 
+    /// Room for `segments` more segments and `markers` more markers.
+    pub(crate) fn reserve(&mut self, segments: usize, markers: usize) {
+        self.segments.reserve(segments);
+        self.markers.reserve(markers);
+    }
+
     /// Length of the output text in bytes.
     pub fn len(&self) -> usize {
         self.len
