@@ -4,8 +4,7 @@
 //! `ENGINE` picks what runs on the input, for instruction counts under callgrind
 //! (`scripts/bench_extra.sh`): `ours` (default), `ours_wf` (ours on the well-formed variant of
 //! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
-//! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`), `ours_attrs` (our
-//! `parse`, then every annotation's attributes read) and, with a chunk size,
+//! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`) and, with a chunk size,
 //! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
 //! hands out tokens, instead of byte chunks fed with `update_bytes`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
@@ -49,19 +48,6 @@ fn main() {
             "quickxml" => corpus::quick_xml_events(&input),
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
-            // Every annotation's attributes read too (they are parsed on first access,
-            // DESIGN.md decision 52): what a consumer that looks at all of them pays.
-            "ours_attrs" if chunk == 0 => {
-                let doc = parse(&input, &config);
-                let seen = doc
-                    .segments()
-                    .iter()
-                    .flat_map(|s| s.annotations())
-                    .chain(doc.markers().iter().map(|m| m.annotation()))
-                    .map(|a| a.attrs().len())
-                    .sum::<usize>();
-                doc.segments().len() + seen
-            }
             _ if chunk == 0 => parse(&input, &config).segments().len(),
             "ours_str" if chunk > 0 => {
                 // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM

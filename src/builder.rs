@@ -173,9 +173,6 @@ pub(crate) struct Builder {
     /// event holds it (decision 31); none until the first.
     pool: Option<Arc<String>>,
     pub(crate) events: Vec<Event>,
-    /// `parse()`'s document: while set, events go straight into it instead of `events`
-    /// (decision 52).
-    pub(crate) doc: Option<Box<Document>>,
     /// Changed since the last flush (a flush of an unchanged builder emits nothing).
     dirty: bool,
 }
@@ -209,7 +206,6 @@ impl Builder {
             open_list: None,
             pool: None,
             events: Vec::new(),
-            doc: None,
             dirty: false,
         }
     }
@@ -1271,7 +1267,7 @@ impl Builder {
         f <= self.held_start && self.markers.front().is_none_or(|m| m.pos > f)
     }
 
-    /// Emits everything that is final.
+    /// Emits everything that is final into `events`.
     #[inline]
     pub(crate) fn flush(&mut self) {
         if !self.dirty {
@@ -1282,30 +1278,35 @@ impl Builder {
         }
         self.dirty = false;
         let f = self.frontier();
-        self.emit_to(f, false);
+        self.emit_to(f, false, &mut ToEvents);
     }
 
-    /// End of input: closes every open tag by recovery and emits everything.
-    pub(crate) fn finish(&mut self) {
-        let c = self.out_len;
-        self.close_newer_than_len(0, c, Close::EndOfInput);
-        self.emit_to(self.out_len, true);
-    }
-
-    /// An event, into `parse()`'s document or the list `update` returns.
-    #[inline(always)]
-    fn out(&mut self, e: Event) {
-        match &mut self.doc {
-            Some(d) => d.push(e),
-            None => self.events.push(e),
+    /// Emits everything that is final straight into `parse()`'s document (decision 52).
+    pub(crate) fn flush_into(&mut self, doc: &mut Document) {
+        if self.dirty {
+            self.dirty = false;
+            let f = self.frontier();
+            self.emit_to(f, false, doc);
         }
     }
 
+    /// End of input: closes every open tag by recovery and emits everything into `events`.
+    pub(crate) fn finish(&mut self) {
+        self.finish_into(&mut ToEvents);
+    }
+
+    /// [`finish`](Builder::finish), into `out` (`parse()`'s document).
+    pub(crate) fn finish_into<O: Out>(&mut self, out: &mut O) {
+        let c = self.out_len;
+        self.close_newer_than_len(0, c, Close::EndOfInput);
+        self.emit_to(self.out_len, true, out);
+    }
+
     #[inline]
-    fn emit_to(&mut self, f: usize, last: bool) {
+    fn emit_to<O: Out>(&mut self, f: usize, last: bool, out: &mut O) {
         // Most updates of a token stream have nothing new to emit.
         if f > self.held_start || self.markers.front().is_some_and(|m| m.pos <= f) {
-            self.emit_range(f, last);
+            self.emit_range(f, last, out);
         }
     }
 
@@ -1315,8 +1316,8 @@ impl Builder {
     // char boundaries of the output.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     #[inline(never)]
-    fn emit_range(&mut self, f: usize, last: bool) {
-        if self.emit_inside_open(f, last) {
+    fn emit_range<O: Out>(&mut self, f: usize, last: bool, out: &mut O) {
+        if self.emit_inside_open(f, last, out) {
             return;
         }
         let a = self.held_start;
@@ -1344,11 +1345,7 @@ impl Builder {
         if last {
             // The last (for `parse()` the only) emission: each span start and end can begin a
             // segment. (Not while streaming: the capacity would stay with the parser.)
-            let n = 2 * active.len() + 1;
-            match &mut self.doc {
-                Some(d) => d.reserve(n, self.markers.len()),
-                None => self.events.reserve(n + self.markers.len()),
-            }
+            out.reserve(&mut self.events, 2 * active.len() + 1, self.markers.len());
         }
         let mut cur: Vec<usize> = std::mem::take(&mut self.cur_buf);
         let mut next = 0; // index into `active` of the next span to start
@@ -1395,7 +1392,7 @@ impl Builder {
             }
             while self.markers.front().is_some_and(|m| m.pos <= pos) {
                 if let Some(m) = self.markers.pop_front() {
-                    self.out(Event::Marker(m));
+                    out.push(&mut self.events, Event::Marker(m));
                 }
             }
             if pos >= f {
@@ -1446,15 +1443,18 @@ impl Builder {
                     SegAnnotations::Shared(l, cur.len() as u32)
                 }
             };
-            self.out(Event::Text(Segment {
-                text: SegText::Shared {
-                    buf,
-                    lo: base + (pos - a),
-                    hi: base + (end - a),
-                },
-                start: pos,
-                annotations,
-            }));
+            out.push(
+                &mut self.events,
+                Event::Text(Segment {
+                    text: SegText::Shared {
+                        buf,
+                        lo: base + (pos - a),
+                        hi: base + (end - a),
+                    },
+                    start: pos,
+                    annotations,
+                }),
+            );
             pos = end;
             match &mut ends {
                 Some(h) => {
@@ -1497,7 +1497,7 @@ impl Builder {
     /// and shared until a tag opens or closes. Without this, each update inside `d` nested
     /// tags costs O(d) (1024 by default) however little text it brings. Returns `false`
     /// (doing nothing) otherwise, and for short lists (the general path keeps them inline).
-    fn emit_inside_open(&mut self, f: usize, last: bool) -> bool {
+    fn emit_inside_open<O: Out>(&mut self, f: usize, last: bool, out: &mut O) -> bool {
         if self.open.len() <= INLINE_ANNOTATIONS {
             return false;
         }
@@ -1519,15 +1519,18 @@ impl Builder {
         let (buf, base) = self.take_text(f, last);
         let adopted = buf.adopted();
         let n = list.len() as u32;
-        self.out(Event::Text(Segment {
-            text: SegText::Shared {
-                buf,
-                lo: base,
-                hi: base + (f - a),
-            },
-            start: a,
-            annotations: SegAnnotations::Shared(list, n),
-        }));
+        out.push(
+            &mut self.events,
+            Event::Text(Segment {
+                text: SegText::Shared {
+                    buf,
+                    lo: base,
+                    hi: base + (f - a),
+                },
+                start: a,
+                annotations: SegAnnotations::Shared(list, n),
+            }),
+        );
         self.emitted(f, adopted);
         true
     }
@@ -1545,6 +1548,40 @@ impl Builder {
             self.held.drain(..self.held_off);
             self.held_off = 0;
         }
+    }
+}
+
+/// Where an emission's events go: the builder's list, which `update` returns
+/// (`ToEvents`), or `parse()`'s document, which takes them straight (decision 52). Each is
+/// its own instance of the emission code, so streams run the same code as before the
+/// document took events. `events` is the builder's list, passed along because the
+/// emission holds the builder.
+pub(crate) trait Out {
+    fn push(&mut self, events: &mut Vec<Event>, e: Event);
+    /// Room for `segments` more segments and `markers` more markers.
+    fn reserve(&mut self, events: &mut Vec<Event>, segments: usize, markers: usize);
+}
+
+/// The builder's own list.
+pub(crate) struct ToEvents;
+
+impl Out for ToEvents {
+    #[inline(always)]
+    fn push(&mut self, events: &mut Vec<Event>, e: Event) {
+        events.push(e);
+    }
+    fn reserve(&mut self, events: &mut Vec<Event>, segments: usize, markers: usize) {
+        events.reserve(segments + markers);
+    }
+}
+
+impl Out for Document {
+    #[inline(always)]
+    fn push(&mut self, _: &mut Vec<Event>, e: Event) {
+        Document::push(self, e);
+    }
+    fn reserve(&mut self, _: &mut Vec<Event>, segments: usize, markers: usize) {
+        Document::reserve(self, segments, markers);
     }
 }
 

@@ -799,7 +799,7 @@ impl StreamParser {
 pub fn parse(input: &str, config: &Config) -> Document {
     let mut parser = StreamParser::new(config);
     // The builder emits straight into the document (no event list in between).
-    parser.builder.doc = Some(Box::default());
+    let mut doc = Document::new();
     // Nothing is read before the end, so an input of up to 64 KiB goes through the machine
     // in one piece and is emitted once, at the end: its text is then one buffer (the
     // builder's own, adopted without a copy) and the segments are ranges of it. A longer one
@@ -818,7 +818,7 @@ pub fn parse(input: &str, config: &Config) -> Document {
         // Text alone (no span or marker to place) waits for one emission at the end, which
         // adopts the buffer; slices of it would be merged back by copying.
         if parser.builder.has_annotations_pending() {
-            parser.builder.flush();
+            parser.builder.flush_into(&mut doc);
         } else {
             // Room for the rest of the input, as an unsliced parse reserves.
             parser.builder.reserve_text(tail.len());
@@ -830,11 +830,8 @@ pub fn parse(input: &str, config: &Config) -> Document {
         .feed(&parser.rules, &mut parser.builder, rest, parser.src);
     parser.src += rest.len();
     parser.tokenizer.finish(&parser.rules, &mut parser.builder);
-    parser.builder.finish();
+    parser.builder.finish_into(&mut doc);
     parser.life = Life::Finished;
-    let mut doc = *parser.builder.doc.take().unwrap_or_default();
-    // (Nothing goes to the list while the document takes the events.)
-    doc.extend(parser.builder.events.drain(..));
     doc
 }
 
