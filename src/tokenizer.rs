@@ -806,24 +806,43 @@ impl Tokenizer {
         let outcome = Self::lex_tag(rules, used, &mut lx, input, &mut j);
         let cand = &input[i..j];
         if let TagOutcome::Complete = outcome {
-            self.cand_src = src + i;
             let taken = self.take_tag(rules, b, cand, src + i);
             debug_assert!(taken, "only a leading block's start can refuse a tag");
             return Ok(j);
         }
         self.start_cand(cand, src + i);
-        match outcome {
-            TagOutcome::NeedMore => self.state = State::Tag(lx),
-            TagOutcome::Literal => b.text(&self.cand),
-            TagOutcome::Abort => {
-                self.abort_construct(b, 1, None);
-                if self.aborted.is_some() {
-                    return Err(j);
-                }
-            }
-            TagOutcome::Complete => {}
+        if self.after_lex(rules, b, outcome, lx) {
+            return Err(j);
         }
         Ok(j)
+    }
+
+    /// What `Tag` does once `cand` holds the candidate's bytes lexed so far and `lex_tag`
+    /// said `outcome`, leaving the lexer in `lx`. Returns `true` if the candidate aborted
+    /// with bytes to replay (`run` then returns).
+    fn after_lex(
+        &mut self,
+        rules: &Rules,
+        b: &mut Builder,
+        outcome: TagOutcome,
+        lx: TagLex,
+    ) -> bool {
+        match outcome {
+            TagOutcome::NeedMore => self.state = State::Tag(lx),
+            TagOutcome::Literal => {
+                b.text(&self.cand);
+                self.state = State::Text;
+            }
+            TagOutcome::Complete => {
+                self.state = State::Text;
+                self.complete_tag(rules, b);
+            }
+            TagOutcome::Abort => {
+                self.abort_construct(b, 1, None);
+                return self.aborted.is_some();
+            }
+        }
+        false
     }
 
     fn start_cand(&mut self, first: &str, src: usize) {
@@ -1042,22 +1061,8 @@ impl Tokenizer {
                     let start = i;
                     let outcome = Self::lex_tag(rules, self.cand.len(), &mut lx, input, &mut i);
                     self.cand.push_str(&input[start..i]);
-                    match outcome {
-                        TagOutcome::NeedMore => self.state = State::Tag(lx),
-                        TagOutcome::Literal => {
-                            b.text(&self.cand);
-                            self.state = State::Text;
-                        }
-                        TagOutcome::Complete => {
-                            self.state = State::Text;
-                            self.complete_tag(rules, b);
-                        }
-                        TagOutcome::Abort => {
-                            self.abort_construct(b, 1, None);
-                            if self.aborted.is_some() {
-                                return i;
-                            }
-                        }
+                    if self.after_lex(rules, b, outcome, lx) {
+                        return i;
                     }
                 }
                 State::Backticks { n, line_start } => {
@@ -1717,7 +1722,6 @@ mod tests {
     use super::*;
     use crate::Config;
 
-    /// One lexer call from a given state: its outcome, where it stopped, and the state after.
     /// `lex_tag` with the room the candidate in `tok` leaves, as the machine calls it.
     fn lex_tag_of(
         tok: &Tokenizer,
@@ -1729,6 +1733,7 @@ mod tests {
         Tokenizer::lex_tag(rules, tok.cand.len(), lx, input, i)
     }
 
+    /// One lexer call from a given state: its outcome, where it stopped, and the state after.
     fn lex_once(
         lexer: fn(&Tokenizer, &Rules, &mut TagLex, &str, &mut usize) -> TagOutcome,
         tok: &Tokenizer,
