@@ -614,7 +614,7 @@ impl StreamParser {
     /// [`Error::Finished`] after [`finish`](StreamParser::finish); [`Error::Poisoned`] after
     /// an invalid UTF-8 error; [`Error::InvalidUtf8`] if an earlier byte chunk ended inside a
     /// character that this chunk does not complete.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
         if self.take_queued(chunk.as_bytes(), Some(chunk)) {
             // (Nothing was emitted since the last call drained the events.)
@@ -660,7 +660,7 @@ impl StreamParser {
     /// [`finish`](StreamParser::finish), which ends the input there. Further updates return
     /// [`Error::Poisoned`]. Also [`Error::Finished`] / [`Error::Poisoned`] as for
     /// [`update`](StreamParser::update).
-    #[inline]
+    #[inline(always)]
     pub fn update_bytes(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         if self.take_queued(chunk, None) {
             return Ok(Events(None));
