@@ -8,7 +8,7 @@ use crate::config::{Config, Rules};
 use crate::error::Error;
 use crate::output::{Document, Event};
 use crate::tokenizer::Tokenizer;
-use crate::utf8::Utf8Decoder;
+use crate::utf8::{Utf8Decoder, DFA_ACCEPT};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Life {
@@ -78,15 +78,18 @@ pub struct StreamParser {
     /// one take it (`take_plain_unicode`).
     text_budget: usize,
     /// Input taken by [`take_queued`](StreamParser::take_queued) and not yet fed to the
-    /// tokenizer: text chunks and ASCII byte chunks, so whole characters (at most
-    /// `QUEUE_MAX` bytes).
+    /// tokenizer: text chunks and byte chunks that keep it UTF-8, so whole characters but
+    /// for the last, which a byte chunk may leave incomplete (at most `QUEUE_MAX` bytes).
     queue: Vec<u8>,
     /// How many more bytes `take_queued` may take: at most `QUEUE_MAX`, and the room the
     /// last flush found (`Builder::line_pin_room`, else `Builder::plain_budget`) less what
     /// was taken since; 0 while anything else has changed the machine since that flush.
     queue_room: usize,
-    /// The `text::STOP_*` bits that keep a text chunk out of the queue (byte chunks add
-    /// `STOP_HIGH`), as the last flush found them.
+    /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
+    /// them; and from bit `UTF8_SHIFT` up, where the queue ends in UTF-8 (`utf8::dfa_run`'s
+    /// state: `DFA_ACCEPT` between characters, another inside one that a byte chunk left
+    /// incomplete), so that one test of this byte sends both non-ASCII chunks and chunks
+    /// after an incomplete character to the check ([`queue_utf8_takes`](Self::queue_utf8_takes)).
     queue_stop: u8,
     /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
     queue_on: bool,
@@ -125,6 +128,9 @@ const QUEUE_MAX: usize = 4 << 10;
 /// The queue's first capacity, taken when a line may first wait: room for a typical line of
 /// an LLM answer (decision 49).
 const QUEUE_FIRST: usize = 512;
+
+/// Where `StreamParser::queue_stop` keeps the queue's UTF-8 state, above the `STOP_*` bits.
+const UTF8_SHIFT: u32 = 4;
 
 /// Longest chunk [`StreamParser::feed_queue_and`] appends to the queue to feed both at once.
 const QUEUE_JOIN_MAX: usize = 64;
@@ -262,15 +268,13 @@ impl StreamParser {
     /// unfinished tag, CDATA, declaration or code span, text, or a candidate that aborts
     /// into text), which the budget shows emits nothing, so the flush would emit nothing
     /// either. The next chunk that goes through the machine feeds the queue first. A byte
-    /// chunk is queued only if it is ASCII (so the queue holds whole characters). Returns
-    /// `false` (doing nothing) otherwise. `s` is `chunk` as text if known.
+    /// chunk with non-ASCII bytes is queued if the queue stays valid UTF-8 (it may end inside
+    /// a character: decision 55). Returns `false` (doing nothing) otherwise. `s` is `chunk`
+    /// as text if known.
     #[inline(always)]
     fn take_queued(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
         let n = chunk.len();
-        let stop = match s {
-            Some(_) => self.queue_stop,
-            None => self.queue_stop | crate::text::STOP_HIGH,
-        };
+        let stop = self.queue_stop;
         // `n - 1 < room`: not empty (an empty chunk goes the full way: it still reports a
         // finished or poisoned parser) and within the room.
         if n.wrapping_sub(1) >= self.queue_room {
@@ -282,11 +286,30 @@ impl StreamParser {
             if crate::text::word_has_stop(w, stop) {
                 return false;
             }
+            let high = s.is_none() && w & crate::text::WORD_HIGH != 0;
+            if (high || stop >> UTF8_SHIFT != DFA_ACCEPT) && !self.queue_utf8_takes(chunk, s) {
+                return false;
+            }
             let len = self.queue.len();
             self.queue.extend_from_slice(&w.to_le_bytes());
             self.queue.truncate(len + n);
         } else {
-            if crate::text::has_stop(chunk, stop) {
+            let (stopped, high) = match (chunk, s) {
+                // (Text tells `high` by `s`; a stream cut into bytes gets no loop.)
+                ([c], _) => {
+                    let class = crate::text::stop_class(*c);
+                    (
+                        class & stop != 0,
+                        s.is_none() && class & crate::text::STOP_HIGH != 0,
+                    )
+                }
+                (_, Some(_)) => (crate::text::has_stop(chunk, stop), false),
+                (_, None) => crate::text::stop_or_high(chunk, stop),
+            };
+            if stopped {
+                return false;
+            }
+            if (high || stop >> UTF8_SHIFT != DFA_ACCEPT) && !self.queue_utf8_takes(chunk, s) {
                 return false;
             }
             match *chunk {
@@ -302,18 +325,54 @@ impl StreamParser {
         true
     }
 
+    /// For [`take_queued`](StreamParser::take_queued), a chunk with non-ASCII bytes or after
+    /// a queue that ends inside a character: whether the queue stays UTF-8 with it (then its
+    /// state is updated). Text cannot follow an incomplete character (the full path reports
+    /// that); a byte chunk may complete it, and may leave another incomplete.
+    #[inline(never)]
+    fn queue_utf8_takes(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        if s.is_some() {
+            return self.queue_utf8() == DFA_ACCEPT;
+        }
+        let state = crate::utf8::dfa_run(self.queue_utf8(), chunk);
+        if state == crate::utf8::DFA_REJECT {
+            return false;
+        }
+        self.set_queue_utf8(state);
+        true
+    }
+
+    /// Where the queue ends in UTF-8 (see `queue_stop`).
+    fn queue_utf8(&self) -> u8 {
+        self.queue_stop >> UTF8_SHIFT
+    }
+
+    fn set_queue_utf8(&mut self, state: u8) {
+        self.queue_stop = self.queue_stop & ((1 << UTF8_SHIFT) - 1) | state << UTF8_SHIFT;
+    }
+
     /// Feeds the queued input (see [`take_queued`](StreamParser::take_queued)) to the
     /// machine, before a chunk that may not wait behind it. Emits nothing, so no flush.
     #[inline(never)]
     fn feed_queue(&mut self) {
         let mut queue = std::mem::take(&mut self.queue);
         self.utf8.consumed += queue.len() as u64;
+        // A character the last byte chunk left incomplete waits in the decoder, as it would
+        // have had the chunks gone through it one by one.
+        let tail = if self.queue_utf8() == DFA_ACCEPT {
+            0
+        } else {
+            crate::utf8::open_tail_len(&queue)
+        };
+        self.set_queue_utf8(DFA_ACCEPT);
+        let (whole, open) = queue.split_at(queue.len() - tail);
+        self.utf8.hold(open);
         // One validation for the whole queue, not one per chunk (a validator's set-up costs
         // more than a short chunk's copy).
-        match std::str::from_utf8(&queue) {
+        match std::str::from_utf8(whole) {
             Ok(s) => self.feed_str(s),
-            // Not reached: the queue holds text chunks and ASCII byte chunks.
-            Err(_) => self.feed_str(&String::from_utf8_lossy(&queue)),
+            // Not reached: the queue holds text chunks and byte chunks that kept it UTF-8.
+            Err(_) => self.feed_str(&String::from_utf8_lossy(whole)),
         }
         debug_assert!(
             self.builder.flush_is_noop(),
@@ -337,6 +396,7 @@ impl StreamParser {
             queue.extend_from_slice(chunk);
             if let Ok(s) = std::str::from_utf8(&queue) {
                 self.utf8.consumed += queue.len() as u64;
+                self.set_queue_utf8(DFA_ACCEPT);
                 self.feed_str(s);
                 queue.clear();
                 self.queue = queue;
@@ -525,6 +585,7 @@ impl StreamParser {
         let whole = !self.utf8.has_partial();
         self.plain_budget = if whole { self.text_budget } else { 0 };
         debug_assert!(self.queue.is_empty());
+        debug_assert_eq!(self.queue_utf8(), DFA_ACCEPT);
         self.queue_room = 0;
         if self.queue_on && passes && whole {
             use crate::text::{STOP_AMP, STOP_GT, STOP_NL};
@@ -1369,8 +1430,9 @@ mod tests {
 
     /// The queue changes no event: a parser that queues emits, update by update, exactly
     /// what one that runs every chunk through the machine emits, over inputs made of every
-    /// construct (including the bytes that end a queue: newlines, `>`, `&`, non-ASCII),
-    /// cut at random into 1–9 byte chunks, as bytes and as text. And it is used.
+    /// construct (including the bytes that end a queue: newlines, `>`, `&`; and non-ASCII
+    /// text, which byte chunks split), cut at random into 1–9 byte chunks, as bytes and as
+    /// text. And it is used.
     #[test]
     fn queued_chunks_emit_what_the_machine_emits_call_by_call() {
         let pieces = [
@@ -1495,6 +1557,134 @@ mod tests {
             queued * 10 > updates,
             "{queued} of {updates} updates queued"
         );
+    }
+
+    /// Byte chunks that split characters, and bytes that are not UTF-8, wait in the queue
+    /// exactly when that changes nothing (decision 55): a queuing parser returns, call by
+    /// call, what one that queues nothing returns — the same events, and the same error at
+    /// the same offset, in strict and lossy mode, whether the bad bytes arrive in the chunk
+    /// that ends the queue, in a later one, or end the input inside a character (the error
+    /// from `finish`) — and a `&str` chunk after a queue that ends inside a character is
+    /// the same error.
+    #[test]
+    fn queued_byte_chunks_split_characters_and_report_errors_call_by_call() {
+        let pieces: [&[u8]; 22] = [
+            b"We shipped",
+            b" it <cite id=1>",
+            b". ",
+            b"<note>n</note>",
+            "日本語の".as_bytes(),
+            "é".as_bytes(),
+            "🎉".as_bytes(),
+            "\u{3000}".as_bytes(),
+            "Производительность ".as_bytes(),
+            b"\n",
+            b"&amp;",
+            b" a > b ",
+            b"\xff",
+            b"\xe6\x97",
+            b"\xf0\x9f\x8e",
+            b"\xed\xa0\x80",
+            b"\xc0\xaf",
+            b"\xf4\x90\x80\x80",
+            b"\xe2\x82",
+            b"\x80",
+            b"x",
+            b"   ",
+        ];
+        let mut state = common_seed();
+        let (mut queued_high, mut open_ends, mut errors, mut updates) = (0, 0, 0, 0);
+        let configs = queue_configs();
+        for (k, config) in configs.iter().take(4).enumerate() {
+            for case in 0..200 {
+                let lossy = case % 2 == 1;
+                let mut input = Vec::new();
+                // Where pieces end: half the cases cut there (a chunk may then be text right
+                // after bytes that leave a character incomplete), half at random.
+                let mut ends = Vec::new();
+                for _ in 0..1 + roll(&mut state, 24) {
+                    // Mostly valid text: a bad piece now and then.
+                    let i = roll(&mut state, pieces.len());
+                    let i = if (12..20).contains(&i) && roll(&mut state, 3) > 0 {
+                        4
+                    } else {
+                        i
+                    };
+                    input.extend_from_slice(pieces[i]);
+                    ends.push(input.len());
+                }
+                let aligned = case % 4 >= 2;
+                let mut p = StreamParser::new(config).with_lossy_utf8(lossy);
+                let mut q = unqueued(config).with_lossy_utf8(lossy);
+                let mut doc = Document::new();
+                let mut at = 0;
+                let mut failed = false;
+                while at < input.len() {
+                    let cut = if aligned {
+                        ends.iter()
+                            .copied()
+                            .find(|&e| e > at)
+                            .unwrap_or(input.len())
+                    } else {
+                        (at + 1 + roll(&mut state, 9)).min(input.len())
+                    };
+                    let c = &input[at..cut];
+                    // Now and then a `&str` chunk, where the bytes are one.
+                    let text = std::str::from_utf8(c)
+                        .ok()
+                        .filter(|_| roll(&mut state, 3) == 0);
+                    let before = p.queue.len();
+                    type Call = Result<Vec<Event>, Error>;
+                    let (got, want): (Call, Call) = match text {
+                        Some(t) => (
+                            p.update(t).map(Iterator::collect),
+                            q.update(t).map(Iterator::collect),
+                        ),
+                        None => (
+                            p.update_bytes(c).map(Iterator::collect),
+                            q.update_bytes(c).map(Iterator::collect),
+                        ),
+                    };
+                    assert_eq!(
+                        got, want,
+                        "config {k}, {input:?} at {at}..{cut}, lossy {lossy}"
+                    );
+                    if p.queue.len() == before + c.len() && !c.is_ascii() {
+                        queued_high += 1;
+                    }
+                    if p.queue_utf8() != DFA_ACCEPT {
+                        open_ends += 1;
+                        assert!(
+                            !p.queue.is_empty(),
+                            "an empty queue ends between characters"
+                        );
+                    }
+                    failed |= got.is_err();
+                    doc.extend(got.unwrap_or_default());
+                    updates += 1;
+                    at = cut;
+                }
+                let (got, want): (Result<Vec<Event>, Error>, Result<Vec<Event>, Error>) = (
+                    p.finish().map(Iterator::collect),
+                    q.finish().map(Iterator::collect),
+                );
+                assert_eq!(got, want, "config {k}, {input:?} at the end, lossy {lossy}");
+                if failed || got.is_err() {
+                    errors += 1;
+                }
+                if lossy {
+                    // Lossy mode replaces what `from_utf8_lossy` replaces, however it is cut.
+                    assert!(!failed);
+                    doc.extend(got.unwrap_or_default());
+                    let whole = String::from_utf8_lossy(&input);
+                    assert_eq!(doc, parse(&whole, config), "config {k}, {input:?}");
+                }
+            }
+        }
+        // Not vacuous: non-ASCII chunks waited, queues ended inside characters, errors came.
+        assert!(queued_high * 20 > updates, "{queued_high} of {updates}");
+        assert!(open_ends * 50 > updates, "{open_ends} of {updates}");
+        assert!(errors > 100, "{errors}");
     }
 
     /// What the queue takes of LLM-like prose in 4-byte chunks. Under `retro_line` (the

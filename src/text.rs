@@ -151,8 +151,7 @@ pub(crate) const STOP_GT: u8 = 2;
 /// `STOP_CLASS` bit of `&`: it ends a queue when references are decoded (one may decode to
 /// a newline).
 pub(crate) const STOP_AMP: u8 = 4;
-/// `STOP_CLASS` bit of the bytes of non-ASCII characters: they end a queue of byte chunks
-/// (which may split a character).
+/// `STOP_CLASS` bit of the bytes of non-ASCII characters (not a stop: see [`stop_or_high`]).
 pub(crate) const STOP_HIGH: u8 = 8;
 
 /// Which `STOP_*` bit a byte has.
@@ -189,7 +188,25 @@ pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
         (false, true) => memchr::memchr2(b'\n', b'&', b),
         (false, false) => memchr::memchr(b'\n', b),
     };
-    found.is_some() || (mask & STOP_HIGH != 0 && !b.is_ascii())
+    found.is_some()
+}
+
+/// The `STOP_*` bit of byte `c` (0 for most).
+// Bounds: `STOP_CLASS` has 256 entries, indexed by a byte.
+#[allow(clippy::indexing_slicing)]
+#[inline(always)]
+pub(crate) fn stop_class(c: u8) -> u8 {
+    STOP_CLASS[usize::from(c)]
+}
+
+/// `(has_stop(b, mask), !b.is_ascii())`, in one pass over a short slice.
+#[inline(always)]
+pub(crate) fn stop_or_high(b: &[u8], mask: u8) -> (bool, bool) {
+    if b.len() >= SHORT {
+        return (has_stop(b, mask), !b.is_ascii());
+    }
+    let class = b.iter().fold(0, |a, &c| a | stop_class(c));
+    (class & mask != 0, class & STOP_HIGH != 0)
 }
 
 /// A chunk of 4 to 8 bytes as one little-endian word, the bytes past it 0 (two overlapping
@@ -204,22 +221,21 @@ pub(crate) fn word_of(b: &[u8]) -> Option<u64> {
     Some(u64::from(u32::from_le_bytes(*lo)) | u64::from(u32::from_le_bytes(*hi)) << ((n - 4) * 8))
 }
 
+/// The high bit of each byte of a word ([`word_of`]): set in the word if a byte is not ASCII.
+pub(crate) const WORD_HIGH: u64 = 0x8080_8080_8080_8080;
+
 /// Whether the word `w` ([`word_of`]) holds a byte with one of the `STOP_*` bits in `mask`
 /// (which includes `STOP_NL`), [`has_stop`] without a loop. The padding bytes are 0, which
 /// is no stop byte.
 #[inline(always)]
 pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
     const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
     // A byte of `w` equal to `c` is a zero byte of `x`; the test is exact for "any".
     let has = |c: u8| {
         let x = w ^ (LO * u64::from(c));
-        x.wrapping_sub(LO) & !x & HI != 0
+        x.wrapping_sub(LO) & !x & WORD_HIGH != 0
     };
-    has(b'\n')
-        || (mask & STOP_GT != 0 && has(b'>'))
-        || (mask & STOP_AMP != 0 && has(b'&'))
-        || (mask & STOP_HIGH != 0 && w & HI != 0)
+    has(b'\n') || (mask & STOP_GT != 0 && has(b'>')) || (mask & STOP_AMP != 0 && has(b'&'))
 }
 
 /// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup
@@ -337,7 +353,7 @@ mod tests {
     /// and in two, under every mask; and the word holds the chunk, zero-padded.
     #[test]
     fn word_stop_test_is_the_byte_test() {
-        let masks: Vec<u8> = (0..8u8).map(|m| STOP_NL | m << 1).collect();
+        let masks: Vec<u8> = (0..4u8).map(|m| STOP_NL | m << 1).collect();
         for n in 4..=8 {
             for fill in [b'a', b' ', b'<', 0x7f] {
                 for i in 0..n {

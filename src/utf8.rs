@@ -99,7 +99,100 @@ fn seq_len(lead: u8) -> usize {
     }
 }
 
+/// UTF-8 validation one byte at a time, as a state machine: [`DFA_ACCEPT`] between
+/// characters, [`DFA_REJECT`] once the bytes cannot be UTF-8, another state inside a character
+/// whose bytes so far can still complete one (the ranges of Unicode's table of well-formed
+/// sequences). The queue of byte chunks (`StreamParser::take_queued`) carries it from chunk to
+/// chunk, so that non-ASCII chunks wait there too and the queue can end inside a character.
+pub(crate) const DFA_ACCEPT: u8 = 0;
+/// See [`DFA_ACCEPT`].
+pub(crate) const DFA_REJECT: u8 = 1;
+
+/// Byte classes of the state machine: ASCII; continuation bytes 80–8F, 90–9F, A0–BF (the
+/// second byte of E0, ED, F0 and F4 sequences is limited to some of them); never in UTF-8
+/// (C0, C1, F5–FF); leads C2–DF, E0, E1–EC and EE–EF, ED, F0, F1–F3, F4.
+const DFA_CLASSES: usize = 12;
+
+// Bounds: the loop runs `b` over 0..256, the table's length (evaluated at compile time).
+#[allow(clippy::indexing_slicing)]
+static DFA_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = match b as u8 {
+            0x00..=0x7F => 0,
+            0x80..=0x8F => 1,
+            0x90..=0x9F => 2,
+            0xA0..=0xBF => 3,
+            0xC0 | 0xC1 | 0xF5..=0xFF => 4,
+            0xC2..=0xDF => 5,
+            0xE0 => 6,
+            0xE1..=0xEC | 0xEE | 0xEF => 7,
+            0xED => 8,
+            0xF0 => 9,
+            0xF1..=0xF3 => 10,
+            0xF4 => 11,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// States: accept, reject, then 1, 2 or 3 continuation bytes to go, then the second byte of
+/// an E0, ED, F0 or F4 sequence to come.
+static DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
+    const R: u8 = DFA_REJECT;
+    const NEED1: u8 = 2;
+    const NEED2: u8 = 3;
+    const NEED3: u8 = 4;
+    const E0: u8 = 5;
+    const ED: u8 = 6;
+    const F0: u8 = 7;
+    const F4: u8 = 8;
+    [
+        [DFA_ACCEPT, R, R, R, R, NEED1, E0, NEED2, ED, F0, NEED3, F4],
+        [R; DFA_CLASSES],
+        [
+            R, DFA_ACCEPT, DFA_ACCEPT, DFA_ACCEPT, R, R, R, R, R, R, R, R,
+        ],
+        [R, NEED1, NEED1, NEED1, R, R, R, R, R, R, R, R],
+        [R, NEED2, NEED2, NEED2, R, R, R, R, R, R, R, R],
+        [R, R, R, NEED1, R, R, R, R, R, R, R, R],
+        [R, NEED1, NEED1, R, R, R, R, R, R, R, R, R],
+        [R, R, NEED2, NEED2, R, R, R, R, R, R, R, R],
+        [R, NEED2, R, R, R, R, R, R, R, R, R, R],
+    ]
+};
+
+/// The state after `bytes` from `state` ([`DFA_ACCEPT`]); [`DFA_REJECT`] as soon as they
+/// cannot be UTF-8.
+// Bounds: classes are < DFA_CLASSES and states < 9 (the table's entries), bytes index 256.
+#[allow(clippy::indexing_slicing)]
+pub(crate) fn dfa_run(mut state: u8, bytes: &[u8]) -> u8 {
+    for &b in bytes {
+        state = DFA_NEXT[usize::from(state)][usize::from(DFA_CLASS[usize::from(b)])];
+    }
+    state
+}
+
+/// The length of the character that `b` ends inside of, when [`dfa_run`] left it in neither
+/// [`DFA_ACCEPT`] nor [`DFA_REJECT`] (0 otherwise).
+pub(crate) fn open_tail_len(b: &[u8]) -> usize {
+    incomplete_tail(b).unwrap_or(0)
+}
+
 impl Utf8Decoder {
+    /// Takes the start of a character that input already counted in
+    /// [`consumed`](Utf8Decoder::consumed) ends with (a queue of byte chunks that ends
+    /// inside one), as if a chunk had just left it incomplete.
+    pub(crate) fn hold(&mut self, tail: &[u8]) {
+        let k = tail.len().min(self.partial.len());
+        for (d, &c) in self.partial.iter_mut().zip(tail) {
+            *d = c;
+        }
+        self.plen = k;
+    }
+
     /// Whether part of a character is waiting.
     pub(crate) fn has_partial(&self) -> bool {
         self.plen > 0
@@ -292,6 +385,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The state machine against `from_utf8`, on every sequence of up to four bytes drawn
+    /// from the bytes at every edge of the byte classes (and every two-byte sequence):
+    /// between characters exactly when the bytes are UTF-8, rejected exactly when they
+    /// cannot become UTF-8, and otherwise inside the character whose start
+    /// `open_tail_len` finds.
+    #[test]
+    fn dfa_matches_from_utf8() {
+        let edges: Vec<u8> = vec![
+            0x00, 0x0A, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+            0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+        ];
+        let check = |b: &[u8]| {
+            let state = dfa_run(DFA_ACCEPT, b);
+            match std::str::from_utf8(b) {
+                Ok(_) => assert_eq!(state, DFA_ACCEPT, "{b:x?}"),
+                Err(e) if e.error_len().is_some() => assert_eq!(state, DFA_REJECT, "{b:x?}"),
+                Err(e) => {
+                    assert!(state != DFA_ACCEPT && state != DFA_REJECT, "{b:x?}");
+                    assert_eq!(open_tail_len(b), b.len() - e.valid_up_to(), "{b:x?}");
+                }
+            }
+            // Chunk by chunk, the same state.
+            for cut in 0..=b.len() {
+                let (x, y) = b.split_at(cut);
+                assert_eq!(dfa_run(dfa_run(DFA_ACCEPT, x), y), state, "{b:x?} at {cut}");
+            }
+        };
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                check(&[a, b]);
+            }
+        }
+        for &a in &edges {
+            check(&[a]);
+            for &b in &edges {
+                for &c in &edges {
+                    check(&[a, b, c]);
+                    for &d in &edges {
+                        check(&[a, b, c, d]);
+                    }
+                }
+            }
+        }
+        check("héllo 日本 🎉".as_bytes());
     }
 
     /// `valid_prefix` against `from_utf8` on every sequence of up to three bytes that
