@@ -132,6 +132,9 @@ const QUEUE_FIRST: usize = 512;
 /// Where `StreamParser::queue_stop` keeps the queue's UTF-8 state, above the `STOP_*` bits.
 const UTF8_SHIFT: u32 = 4;
 
+/// Longest byte chunk with non-ASCII bytes that may wait in the queue (decision 55).
+const QUEUE_UTF8_MAX: usize = 8;
+
 /// Longest chunk [`StreamParser::feed_queue_and`] appends to the queue to feed both at once.
 const QUEUE_JOIN_MAX: usize = 64;
 
@@ -280,36 +283,48 @@ impl StreamParser {
         if n.wrapping_sub(1) >= self.queue_room {
             return false;
         }
+        // Whether the queue ends inside a character: text may not follow (the full path
+        // reports that), a byte chunk must go on with it.
+        let open = stop >> UTF8_SHIFT != DFA_ACCEPT;
         if let Some(w) = crate::text::word_of(chunk) {
             // Token-sized (4–8 bytes): tested as one word and copied as one, with no loop
             // and no call to `memcpy`.
             if crate::text::word_has_stop(w, stop) {
                 return false;
             }
-            let high = s.is_none() && w & crate::text::WORD_HIGH != 0;
-            if (high || stop >> UTF8_SHIFT != DFA_ACCEPT) && !self.queue_utf8_takes(chunk, s) {
+            let keeps_utf8 = match s {
+                Some(_) => !open,
+                None => (w & crate::text::WORD_HIGH == 0 && !open) || self.queue_utf8_takes(chunk),
+            };
+            if !keeps_utf8 {
                 return false;
             }
             let len = self.queue.len();
             self.queue.extend_from_slice(&w.to_le_bytes());
             self.queue.truncate(len + n);
         } else {
-            let (stopped, high) = match (chunk, s) {
-                // (Text tells `high` by `s`; a stream cut into bytes gets no loop.)
+            let takes = match (chunk, s) {
+                // (A stream cut into bytes: no loop for one byte.)
                 ([c], _) => {
                     let class = crate::text::stop_class(*c);
-                    (
-                        class & stop != 0,
-                        s.is_none() && class & crate::text::STOP_HIGH != 0,
-                    )
+                    class & stop == 0
+                        && match s {
+                            Some(_) => !open,
+                            None => {
+                                (class & crate::text::STOP_HIGH == 0 && !open)
+                                    || self.queue_utf8_takes(chunk)
+                            }
+                        }
                 }
-                (_, Some(_)) => (crate::text::has_stop(chunk, stop), false),
-                (_, None) => crate::text::stop_or_high(chunk, stop),
+                (_, Some(_)) => !open && !crate::text::has_stop(chunk, stop),
+                // (After an incomplete character, a long chunk is turned away at once.)
+                (_, None) if open && n > QUEUE_UTF8_MAX => false,
+                (_, None) => {
+                    let (stopped, high) = crate::text::stop_or_high(chunk, stop);
+                    !stopped && ((!high && !open) || self.queue_utf8_takes(chunk))
+                }
             };
-            if stopped {
-                return false;
-            }
-            if (high || stop >> UTF8_SHIFT != DFA_ACCEPT) && !self.queue_utf8_takes(chunk, s) {
+            if !takes {
                 return false;
             }
             match *chunk {
@@ -325,14 +340,15 @@ impl StreamParser {
         true
     }
 
-    /// For [`take_queued`](StreamParser::take_queued), a chunk with non-ASCII bytes or after
-    /// a queue that ends inside a character: whether the queue stays UTF-8 with it (then its
-    /// state is updated). Text cannot follow an incomplete character (the full path reports
-    /// that); a byte chunk may complete it, and may leave another incomplete.
+    /// For [`take_queued`](StreamParser::take_queued), a byte chunk with non-ASCII bytes or
+    /// after a queue that ends inside a character: whether the queue stays UTF-8 with it
+    /// (then its state is updated). It may complete that character, and may leave another
+    /// incomplete. Longer chunks go through the machine at once: that costs less than
+    /// validating them here and again when the queue is fed.
     #[inline(never)]
-    fn queue_utf8_takes(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
-        if s.is_some() {
-            return self.queue_utf8() == DFA_ACCEPT;
+    fn queue_utf8_takes(&mut self, chunk: &[u8]) -> bool {
+        if chunk.len() > QUEUE_UTF8_MAX {
+            return false;
         }
         let state = crate::utf8::dfa_run(self.queue_utf8(), chunk);
         if state == crate::utf8::DFA_REJECT {
@@ -355,29 +371,23 @@ impl StreamParser {
     /// machine, before a chunk that may not wait behind it. Emits nothing, so no flush.
     #[inline(never)]
     fn feed_queue(&mut self) {
-        let mut queue = std::mem::take(&mut self.queue);
-        self.utf8.consumed += queue.len() as u64;
-        // A character the last byte chunk left incomplete waits in the decoder, as it would
-        // have had the chunks gone through it one by one.
-        let tail = if self.queue_utf8() == DFA_ACCEPT {
-            0
-        } else {
-            crate::utf8::open_tail_len(&queue)
-        };
+        let queue = std::mem::take(&mut self.queue);
         self.set_queue_utf8(DFA_ACCEPT);
-        let (whole, open) = queue.split_at(queue.len() - tail);
-        self.utf8.hold(open);
-        // One validation for the whole queue, not one per chunk (a validator's set-up costs
-        // more than a short chunk's copy).
-        match std::str::from_utf8(whole) {
-            Ok(s) => self.feed_str(s),
-            // Not reached: the queue holds text chunks and byte chunks that kept it UTF-8.
-            Err(_) => self.feed_str(&String::from_utf8_lossy(whole)),
-        }
+        // Through the decoder, as if the chunks had gone through it one by one: a character
+        // that waited in it when the queue started is completed by the queue's first bytes,
+        // and one that the last byte chunk left incomplete waits in it. One validation for
+        // the whole queue, not one per chunk (a validator's set-up costs more than a short
+        // chunk's copy).
+        let mut utf8 = std::mem::take(&mut self.utf8);
+        let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
+        self.utf8 = utf8;
+        // Not reached: the queue kept to UTF-8 (`queue_utf8_takes`).
+        debug_assert!(fed.is_ok(), "the queue was not UTF-8: {fed:?}");
         debug_assert!(
             self.builder.flush_is_noop(),
             "queued input made output final"
         );
+        let mut queue = queue;
         queue.clear();
         self.queue = queue;
     }
@@ -390,7 +400,8 @@ impl StreamParser {
     /// every queue that it made nothing final (the claim `take_queued` rests on).
     #[inline(never)]
     fn feed_queue_and(&mut self, chunk: &[u8]) -> bool {
-        if chunk.len() <= QUEUE_JOIN_MAX && !cfg!(debug_assertions) {
+        // (Not after a character that waited in the decoder when the queue started.)
+        if chunk.len() <= QUEUE_JOIN_MAX && !cfg!(debug_assertions) && !self.utf8.has_partial() {
             let mut queue = std::mem::take(&mut self.queue);
             let k = queue.len();
             queue.extend_from_slice(chunk);
@@ -585,9 +596,9 @@ impl StreamParser {
         let whole = !self.utf8.has_partial();
         self.plain_budget = if whole { self.text_budget } else { 0 };
         debug_assert!(self.queue.is_empty());
-        debug_assert_eq!(self.queue_utf8(), DFA_ACCEPT);
         self.queue_room = 0;
-        if self.queue_on && passes && whole {
+        self.queue_stop = 0;
+        if self.queue_on && passes {
             use crate::text::{STOP_AMP, STOP_GT, STOP_NL};
             let amp = if self.rules.decode_entities {
                 STOP_AMP
@@ -604,8 +615,16 @@ impl StreamParser {
                 Some(room) if room > 0 && !self.builder.open_before_frontier() => {
                     (room.min(QUEUE_MAX), STOP_NL | amp)
                 }
-                _ => (self.plain_budget.min(QUEUE_MAX), STOP_NL | STOP_GT | amp),
+                _ => (self.text_budget.min(QUEUE_MAX), STOP_NL | STOP_GT | amp),
             };
+            // A character waiting in the decoder: the queue starts inside it, and its bytes
+            // so far count against the room (they are output to come, that no queued byte
+            // counts).
+            let partial = self.utf8.partial();
+            if !partial.is_empty() {
+                self.queue_room = self.queue_room.saturating_sub(partial.len());
+                self.set_queue_utf8(crate::utf8::dfa_run(DFA_ACCEPT, partial));
+            }
             if self.queue_room > 0 && self.queue.capacity() == 0 {
                 // The first time a line may wait: room for a line, in one step rather than
                 // by doubling from 8 bytes (decision 49).
@@ -1565,10 +1584,11 @@ mod tests {
     /// the same offset, in strict and lossy mode, whether the bad bytes arrive in the chunk
     /// that ends the queue, in a later one, or end the input inside a character (the error
     /// from `finish`) — and a `&str` chunk after a queue that ends inside a character is
-    /// the same error.
+    /// the same error. Queues also start inside a character that a chunk through the machine
+    /// left incomplete.
     #[test]
     fn queued_byte_chunks_split_characters_and_report_errors_call_by_call() {
-        let pieces: [&[u8]; 22] = [
+        let pieces: [&[u8]; 26] = [
             b"We shipped",
             b" it <cite id=1>",
             b". ",
@@ -1591,9 +1611,16 @@ mod tests {
             b"\x80",
             b"x",
             b"   ",
+            // Chunks that go through the machine (a newline, a reference, `>`) and end inside
+            // a character, so that a queue may start inside it; and the rest of it.
+            b"\n\xe6\x97",
+            b" &amp; \xe6\x97",
+            b" > \xe6\x97",
+            b"\xa5 ok",
         ];
         let mut state = common_seed();
         let (mut queued_high, mut open_ends, mut errors, mut updates) = (0, 0, 0, 0);
+        let mut started_inside = 0;
         let configs = queue_configs();
         for (k, config) in configs.iter().take(4).enumerate() {
             for case in 0..200 {
@@ -1652,12 +1679,17 @@ mod tests {
                     if p.queue.len() == before + c.len() && !c.is_ascii() {
                         queued_high += 1;
                     }
-                    if p.queue_utf8() != DFA_ACCEPT {
+                    if p.queue_utf8() != DFA_ACCEPT && (p.queue_room > 0 || !p.queue.is_empty()) {
                         open_ends += 1;
+                        // (With no room and nothing queued the state is not read, and the
+                        // next flush sets it.)
                         assert!(
-                            !p.queue.is_empty(),
-                            "an empty queue ends between characters"
+                            !p.queue.is_empty() || p.utf8.has_partial(),
+                            "a queue ends between characters unless it starts inside one"
                         );
+                    }
+                    if p.queue_room > 0 && p.queue.is_empty() && p.utf8.has_partial() {
+                        started_inside += 1;
                     }
                     failed |= got.is_err();
                     doc.extend(got.unwrap_or_default());
@@ -1685,6 +1717,7 @@ mod tests {
         assert!(queued_high * 20 > updates, "{queued_high} of {updates}");
         assert!(open_ends * 50 > updates, "{open_ends} of {updates}");
         assert!(errors > 100, "{errors}");
+        assert!(started_inside > 20, "{started_inside}");
     }
 
     /// What the queue takes of LLM-like prose in 4-byte chunks. Under `retro_line` (the
