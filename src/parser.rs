@@ -90,6 +90,8 @@ pub struct StreamParser {
     /// state: `DFA_ACCEPT` between characters, another inside one that a byte chunk left
     /// incomplete), so that one test of this byte sends both non-ASCII chunks and chunks
     /// after an incomplete character to the check ([`queue_utf8_takes`](Self::queue_utf8_takes)).
+    /// Read only while `queue_room > 0`; every flush sets it afresh (feeding the queue sets
+    /// the room to 0 first).
     queue_stop: u8,
     /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
     queue_on: bool,
@@ -371,8 +373,7 @@ impl StreamParser {
     /// machine, before a chunk that may not wait behind it. Emits nothing, so no flush.
     #[inline(never)]
     fn feed_queue(&mut self) {
-        let queue = std::mem::take(&mut self.queue);
-        self.set_queue_utf8(DFA_ACCEPT);
+        let mut queue = std::mem::take(&mut self.queue);
         // Through the decoder, as if the chunks had gone through it one by one: a character
         // that waited in it when the queue started is completed by the queue's first bytes,
         // and one that the last byte chunk left incomplete waits in it. One validation for
@@ -387,7 +388,6 @@ impl StreamParser {
             self.builder.flush_is_noop(),
             "queued input made output final"
         );
-        let mut queue = queue;
         queue.clear();
         self.queue = queue;
     }
@@ -407,7 +407,6 @@ impl StreamParser {
             queue.extend_from_slice(chunk);
             if let Ok(s) = std::str::from_utf8(&queue) {
                 self.utf8.consumed += queue.len() as u64;
-                self.set_queue_utf8(DFA_ACCEPT);
                 self.feed_str(s);
                 queue.clear();
                 self.queue = queue;
