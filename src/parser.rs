@@ -405,7 +405,7 @@ impl StreamParser {
             let mut queue = std::mem::take(&mut self.queue);
             let k = queue.len();
             queue.extend_from_slice(chunk);
-            if let Ok(s) = std::str::from_utf8(&queue) {
+            if let Some(s) = crate::utf8::to_str(&queue) {
                 self.utf8.consumed += queue.len() as u64;
                 self.feed_str(s);
                 queue.clear();
@@ -919,6 +919,9 @@ pub fn parse(input: &str, config: &Config) -> Document {
 /// # Errors
 /// [`Error::InvalidUtf8`] / [`Error::TruncatedUtf8`] naming the offset of the first bad byte.
 pub fn parse_bytes(input: &[u8], config: &Config) -> Result<Document, Error> {
+    if let Some(s) = crate::utf8::to_str(input) {
+        return Ok(parse(s, config));
+    }
     let s = std::str::from_utf8(input).map_err(|e| match e.error_len() {
         Some(_) => Error::InvalidUtf8 {
             offset: e.valid_up_to() as u64,

@@ -308,7 +308,7 @@ static ASCII: &str = match std::str::from_utf8(&ASCII_BYTES) {
 pub(crate) fn as_text(chunk: &[u8]) -> Option<&str> {
     match *chunk {
         [c] if c < 0x80 => ASCII.get(usize::from(c)..=usize::from(c)),
-        _ => std::str::from_utf8(chunk).ok(),
+        _ => crate::utf8::to_str(chunk),
     }
 }
 

@@ -89,6 +89,23 @@ fn valid_prefix(p: &[u8]) -> bool {
     })
 }
 
+/// Inputs this long are validated with SIMD (`simdutf8`); shorter ones with `str::from_utf8`,
+/// which has no set-up to amortize (and which `simdutf8` itself falls back to below 64 bytes).
+const SIMD_MIN: usize = 64;
+
+/// `str::from_utf8(b).ok()`. Long inputs are validated 32 bytes at a time (AVX2, chosen at
+/// run time; SSE 4.2 or the scalar validator where it is missing), which matters for
+/// non-Latin text: `str::from_utf8` goes a byte at a time through anything that is not ASCII.
+/// Callers that need where an input stops being UTF-8 ask `str::from_utf8` after a `None`.
+#[inline]
+pub(crate) fn to_str(b: &[u8]) -> Option<&str> {
+    if b.len() >= SIMD_MIN {
+        simdutf8::basic::from_utf8(b).ok()
+    } else {
+        std::str::from_utf8(b).ok()
+    }
+}
+
 /// Length of the sequence a lead byte starts (1 for invalid leads, which fail validation).
 fn seq_len(lead: u8) -> usize {
     match lead {
@@ -219,11 +236,7 @@ impl Utf8Decoder {
         for (d, &c) in tail.iter_mut().zip(end) {
             *d = c;
         }
-        let body = if body.is_empty() {
-            ""
-        } else {
-            std::str::from_utf8(body).ok()?
-        };
+        let body = if body.is_empty() { "" } else { to_str(body)? };
         Some(Split {
             head,
             body,
@@ -279,6 +292,13 @@ impl Utf8Decoder {
             }
         }
         loop {
+            // (The fast validator first: most input is valid.)
+            if let Some(s) = to_str(&input[i..]) {
+                if !s.is_empty() {
+                    sink(s);
+                }
+                break;
+            }
             match std::str::from_utf8(&input[i..]) {
                 Ok(s) => {
                     if !s.is_empty() {
@@ -370,6 +390,63 @@ mod tests {
                 for j in i..=s.len() {
                     let got = run(&[&s[..i], &s[i..j], &s[j..]], true).unwrap();
                     assert_eq!(got, want, "{s:?} split {i} {j}");
+                }
+            }
+        }
+    }
+
+    /// `to_str` against `from_utf8` on inputs around and past the SIMD threshold: text of
+    /// every width (ASCII, Latin, CJK, emoji), with each kind of bad sequence put at every
+    /// position (inside a SIMD block, across two, in the scalar tail, cutting a character),
+    /// and cut to every length. The decoder, which tries `to_str` first, still reports the
+    /// first bad byte's offset and replaces what `from_utf8_lossy` replaces.
+    #[test]
+    fn to_str_matches_from_utf8() {
+        let texts = [
+            "plain ASCII words and a newline\n".repeat(5),
+            "héllo wörld, ça va? ".repeat(8),
+            "日本語のテキストと中文文本。".repeat(5),
+            "emoji 🎉🚀 mixed with ascii ✓ ".repeat(5),
+        ];
+        let bad: [&[u8]; 6] = [
+            b"\xff",
+            b"\x80",
+            b"\xe6\x97",
+            b"\xed\xa0\x80",
+            b"\xc0\xaf",
+            b"\xf4\x90\x80\x80",
+        ];
+        for t in &texts {
+            let t = t.as_bytes();
+            for len in (0..=t.len()).filter(|&n| n < 8 || n % 7 == 0 || (56..=136).contains(&n)) {
+                assert_eq!(
+                    to_str(&t[..len]),
+                    std::str::from_utf8(&t[..len]).ok(),
+                    "{len}"
+                );
+            }
+            for b in bad {
+                for at in 0..=t.len() {
+                    let mut input = t[..at].to_vec();
+                    input.extend_from_slice(b);
+                    input.extend_from_slice(&t[at..]);
+                    let want = std::str::from_utf8(&input);
+                    assert_eq!(to_str(&input), want.ok(), "{b:x?} at {at}");
+                    let strict = run(&[&input], false);
+                    match want {
+                        Ok(s) => assert_eq!(strict.as_deref(), Ok(s)),
+                        Err(e) => {
+                            let offset = e.valid_up_to() as u64;
+                            // (A character cut by the end is reported by `finish`.)
+                            let err = match e.error_len() {
+                                Some(_) => Error::InvalidUtf8 { offset },
+                                None => Error::TruncatedUtf8 { offset },
+                            };
+                            assert_eq!(strict, Err(err), "{b:x?} at {at}");
+                        }
+                    }
+                    let lossy = run(&[&input], true).unwrap();
+                    assert_eq!(lossy, String::from_utf8_lossy(&input), "{b:x?} at {at}");
                 }
             }
         }
