@@ -181,6 +181,14 @@ static DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
     ]
 };
 
+/// The state after byte `b` from `state`: one step of [`dfa_run`].
+// Bounds: classes are < DFA_CLASSES and states < 9 (the table's entries), bytes index 256.
+#[allow(clippy::indexing_slicing)]
+#[inline(always)]
+pub(crate) fn dfa_step(state: u8, b: u8) -> u8 {
+    DFA_NEXT[usize::from(state)][usize::from(DFA_CLASS[usize::from(b)])]
+}
+
 /// The state after `bytes` from `state` ([`DFA_ACCEPT`]); [`DFA_REJECT`] as soon as they
 /// cannot be UTF-8. (Each step waits on the last one's loads: for short chunks.)
 // Bounds: classes are < DFA_CLASSES and states < 9 (the table's entries), bytes index 256.
