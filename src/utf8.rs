@@ -300,14 +300,22 @@ impl Utf8Decoder {
             }
         }
         loop {
-            // (The fast validator first: most input is valid.)
-            if let Some(s) = to_str(&input[i..]) {
-                if !s.is_empty() {
-                    sink(s);
+            // The fast validator first: most input is valid, and a chunk of a byte stream
+            // often ends inside a character, which then waits. `str::from_utf8` finds where
+            // invalid input goes wrong.
+            let rest = &input[i..];
+            if let Some(t) = incomplete_tail(rest) {
+                let (body, tail) = rest.split_at(rest.len() - t);
+                if let Some(s) = to_str(body) {
+                    if !s.is_empty() {
+                        sink(s);
+                    }
+                    self.partial[..t].copy_from_slice(tail);
+                    self.plen = t;
+                    break;
                 }
-                break;
             }
-            match std::str::from_utf8(&input[i..]) {
+            match std::str::from_utf8(rest) {
                 Ok(s) => {
                     if !s.is_empty() {
                         sink(s);
@@ -318,7 +326,7 @@ impl Utf8Decoder {
                     let v = e.valid_up_to();
                     if v > 0 {
                         // The prefix was just validated.
-                        sink(std::str::from_utf8(&input[i..i + v]).unwrap_or_default());
+                        sink(to_str(&input[i..i + v]).unwrap_or_default());
                     }
                     i += v;
                     match e.error_len() {
@@ -433,6 +441,11 @@ mod tests {
                     "{len}"
                 );
             }
+            // Valid text cut anywhere, inside characters too: the decoder gives it back.
+            for cut in 0..=t.len() {
+                let whole = std::str::from_utf8(t).ok().map(str::to_owned);
+                assert_eq!(run(&[&t[..cut], &t[cut..]], false).ok(), whole, "cut {cut}");
+            }
             for b in bad {
                 for at in 0..=t.len() {
                     let mut input = t[..at].to_vec();
@@ -455,6 +468,19 @@ mod tests {
                     }
                     let lossy = run(&[&input], true).unwrap();
                     assert_eq!(lossy, String::from_utf8_lossy(&input), "{b:x?} at {at}");
+                    // Cut in two around the bad sequence and at the SIMD block's edge: the
+                    // first piece may end inside a character (which then waits) or inside
+                    // the bad sequence.
+                    let cuts = [at.saturating_sub(1), at, at + 1, at + 2, 63, 64, 65];
+                    for cut in cuts.into_iter().filter(|&c| c <= input.len()) {
+                        let (x, y) = input.split_at(cut);
+                        assert_eq!(run(&[x, y], false), strict, "{b:x?} at {at}, cut {cut}");
+                        assert_eq!(
+                            run(&[x, y], true).unwrap(),
+                            lossy,
+                            "{b:x?} at {at}, cut {cut}"
+                        );
+                    }
                 }
             }
         }
