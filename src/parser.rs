@@ -361,9 +361,10 @@ impl StreamParser {
     }
 
     /// [`queue_utf8_takes`](StreamParser::queue_utf8_takes) for a one-byte chunk: one step of
-    /// the table, inline: a stream of non-Latin text cut into bytes takes this for most
-    /// of its chunks (a call there cost 27 instructions a byte).
-    #[inline(always)]
+    /// the table, with no length test or loop (a stream of non-Latin text cut into bytes
+    /// takes this for most of its chunks). Out of line: inlined, it slowed the 4-byte path
+    /// of the caller's loop (DESIGN.md, decision 57).
+    #[inline(never)]
     fn queue_utf8_takes_byte(&mut self, c: u8) -> bool {
         let state = crate::utf8::dfa_step(self.queue_utf8(), c);
         if state == crate::utf8::DFA_REJECT {
