@@ -330,8 +330,11 @@ impl StreamParser {
                 return false;
             }
             match *chunk {
-                // (A stream cut into bytes: no copy call for one byte.)
+                // (A stream cut into bytes: no copy call for one byte. Nor for two or three:
+                // a token of one non-Latin character.)
                 [c] => self.queue.push(c),
+                [a, b] => self.queue.extend_from_slice(&[a, b]),
+                [a, b, c] => self.queue.extend_from_slice(&[a, b, c]),
                 _ => self.queue.extend_from_slice(chunk),
             }
         }
