@@ -134,8 +134,8 @@ const QUEUE_FIRST: usize = 512;
 /// Where `StreamParser::queue_stop` keeps the queue's UTF-8 state, above the `STOP_*` bits.
 const UTF8_SHIFT: u32 = 4;
 
-/// Longest byte chunk with non-ASCII bytes that may wait in the queue (decision 55).
-const QUEUE_UTF8_MAX: usize = 8;
+/// Longest byte chunk with non-ASCII bytes that may wait in the queue (decisions 55, 58).
+const QUEUE_UTF8_MAX: usize = 64;
 
 /// Longest chunk [`StreamParser::feed_queue_and`] appends to the queue to feed both at once.
 const QUEUE_JOIN_MAX: usize = 64;
@@ -1639,7 +1639,7 @@ mod tests {
         ];
         let mut state = common_seed();
         let (mut queued_high, mut open_ends, mut errors, mut updates) = (0, 0, 0, 0);
-        let mut started_inside = 0;
+        let (mut started_inside, mut queued_long) = (0, 0);
         let configs = queue_configs();
         for (k, config) in configs.iter().take(4).enumerate() {
             for case in 0..200 {
@@ -1672,7 +1672,9 @@ mod tests {
                             .find(|&e| e > at)
                             .unwrap_or(input.len())
                     } else {
-                        (at + 1 + roll(&mut state, 9)).min(input.len())
+                        // Mostly token-sized; now and then up to past `QUEUE_UTF8_MAX`.
+                        let most = if roll(&mut state, 4) == 0 { 80 } else { 9 };
+                        (at + 1 + roll(&mut state, most)).min(input.len())
                     };
                     let c = &input[at..cut];
                     // Now and then a `&str` chunk, where the bytes are one.
@@ -1697,6 +1699,9 @@ mod tests {
                     );
                     if p.queue.len() == before + c.len() && !c.is_ascii() {
                         queued_high += 1;
+                        if c.len() > 8 && text.is_none() {
+                            queued_long += 1;
+                        }
                     }
                     if p.queue_utf8() != DFA_ACCEPT && (p.queue_room > 0 || !p.queue.is_empty()) {
                         open_ends += 1;
@@ -1734,6 +1739,8 @@ mod tests {
         }
         // Not vacuous: non-ASCII chunks waited, queues ended inside characters, errors came.
         assert!(queued_high * 20 > updates, "{queued_high} of {updates}");
+        // (Chunks of 9 to `QUEUE_UTF8_MAX` bytes, validated by the table as they come.)
+        assert!(queued_long * 100 > updates, "{queued_long} of {updates}");
         assert!(open_ends * 50 > updates, "{open_ends} of {updates}");
         assert!(errors > 100, "{errors}");
         assert!(started_inside > 20, "{started_inside}");
