@@ -13,8 +13,6 @@ for spec in "prose 1M" "prose 10M" "dense 1M"; do
   echo "{\"kind\":\"vs_kindaxml\",\"line\":\"$line\"}" >> "$out"
 done
 dir=$(mktemp -d)
-./target/release/examples/gen_corpus prose 100M > "$dir/prose.txt"
-./target/release/examples/gen_corpus prose_well_formed 100M > "$dir/prose.xml"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run5() { # command... -> "median_seconds max_rss_kb"
   local times="" rss=0
@@ -26,11 +24,16 @@ run5() { # command... -> "median_seconds max_rss_kb"
   done
   echo "$(printf '%s' "$times" | median) $rss"
 }
-read -r kt krss < <(run5 ./target/release/kxml --tags cite,note,todo --format count "$dir/prose.txt")
-read -r qt qrss < <(run5 ./target/release/examples/quickxml_count "$dir/prose.xml")
-kb=$(stat -c %s "$dir/prose.txt"); qb=$(stat -c %s "$dir/prose.xml")
-echo "kxml count: ${kt}s (${krss} KB), quick-xml count: ${qt}s (${qrss} KB)"
-echo "{\"kind\":\"whole_process\",\"kxml_s\":$kt,\"kxml_rss_kb\":$krss,\"kxml_bytes\":$kb,\"qx_s\":$qt,\"qx_rss_kb\":$qrss,\"qx_bytes\":$qb}" >> "$out"
+# Prose (the target's shape) and non-Latin text (where UTF-8 validation weighs most).
+for shape in prose unicode; do
+  ./target/release/examples/gen_corpus $shape 100M > "$dir/in.txt"
+  ./target/release/examples/gen_corpus ${shape}_well_formed 100M > "$dir/in.xml"
+  read -r kt krss < <(run5 ./target/release/kxml --tags cite,note,todo --format count "$dir/in.txt")
+  read -r qt qrss < <(run5 ./target/release/examples/quickxml_count "$dir/in.xml")
+  kb=$(stat -c %s "$dir/in.txt"); qb=$(stat -c %s "$dir/in.xml")
+  echo "$shape: kxml count: ${kt}s (${krss} KB), quick-xml count: ${qt}s (${qrss} KB)"
+  echo "{\"kind\":\"whole_process\",\"shape\":\"$shape\",\"kxml_s\":$kt,\"kxml_rss_kb\":$krss,\"kxml_bytes\":$kb,\"qx_s\":$qt,\"qx_rss_kb\":$qrss,\"qx_bytes\":$qb}" >> "$out"
+done
 rm -rf "$dir"
 
 # Scaling in instructions (callgrind counts instructions, not seconds: repeatable whatever
