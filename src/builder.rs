@@ -1493,17 +1493,16 @@ impl Builder {
     /// [`emit_range`](Builder::emit_range) in the steady state of text streamed inside open
     /// tags: when `[held_start, f)` is covered by exactly the open tags, all opened at or
     /// before `held_start` (no span has started or starts before `f`, no marker is due),
-    /// it is one segment annotated by the open tags in order, and that list is built once
-    /// and shared until a tag opens or closes. Without this, each update inside `d` nested
-    /// tags costs O(d) (1024 by default) however little text it brings. Returns `false`
-    /// (doing nothing) otherwise, and for short lists (the general path keeps them inline).
+    /// it is one segment annotated by the open tags in order (none, one or two inline; a
+    /// longer list built once and shared until a tag opens or closes). Without this, each
+    /// update inside `d` nested tags costs O(d) (1024 by default) however little text it
+    /// brings, and text in one or two tags (a streamed `<think>` or `<response>`) pays the
+    /// general path's set-up per update (DESIGN.md, decision 59). Returns `false` (doing
+    /// nothing) otherwise.
     fn emit_inside_open<O: Out>(&mut self, f: usize, last: bool, out: &mut O) -> bool {
-        if self.open.len() <= INLINE_ANNOTATIONS {
-            return false;
-        }
         let a = self.held_start;
         if f <= a
-            || self.open.back().is_none_or(|t| t.p > a)
+            || self.open.back().is_some_and(|t| t.p > a)
             || !self.started.is_empty()
             || self.pending.front().is_some_and(|p| p.start < f)
             || self.markers.front().is_some_and(|m| m.pos <= f)
@@ -1512,13 +1511,23 @@ impl Builder {
         }
         // In the general path these are virtual spans `[p, f)`, ordered by start, then
         // creation: the order of `open` (opened in turn, each at the output length then).
-        let list = self
-            .open_list
-            .get_or_insert_with(|| self.open.iter().map(|t| t.ann.clone()).collect())
-            .clone();
+        // Up to two are kept inline (`SegAnnotations`), as the general path keeps them; a
+        // longer list is built once and shared.
+        let annotations = match (self.open.front(), self.open.get(1), self.open.len()) {
+            (None, _, _) => SegAnnotations::Zero,
+            (Some(t), None, _) => SegAnnotations::One([t.ann.clone()]),
+            (Some(t), Some(u), 2) => SegAnnotations::Two([t.ann.clone(), u.ann.clone()]),
+            _ => {
+                let list = self
+                    .open_list
+                    .get_or_insert_with(|| self.open.iter().map(|t| t.ann.clone()).collect())
+                    .clone();
+                let n = list.len() as u32;
+                SegAnnotations::Shared(list, n)
+            }
+        };
         let (buf, base) = self.take_text(f, last);
         let adopted = buf.adopted();
-        let n = list.len() as u32;
         out.push(
             &mut self.events,
             Event::Text(Segment {
@@ -1528,7 +1537,7 @@ impl Builder {
                     hi: base + (f - a),
                 },
                 start: a,
-                annotations: SegAnnotations::Shared(list, n),
+                annotations,
             }),
         );
         self.emitted(f, adopted);
@@ -1589,9 +1598,6 @@ impl Out for Document {
 /// (`String::push_str`); shorter text, or bytes, a char at a time, which costs less for one
 /// to three bytes than the copy's call (DESIGN.md, decision 47).
 pub(crate) const PLAIN_COPY_MIN: usize = 4;
-
-/// Annotations a segment holds inline (`SegAnnotations`); longer lists are shared.
-const INLINE_ANNOTATIONS: usize = 2;
 
 /// Covering spans past which `emit_range` keeps their ends in a heap instead of scanning
 /// them for every segment.
