@@ -1513,10 +1513,10 @@ impl Builder {
         // creation: the order of `open` (opened in turn, each at the output length then).
         // Up to two are kept inline (`SegAnnotations`), as the general path keeps them; a
         // longer list is built once and shared.
-        let annotations = match (self.open.front(), self.open.get(1), self.open.len()) {
+        let annotations = match (self.open.front(), self.open.get(1), self.open.get(2)) {
             (None, _, _) => SegAnnotations::Zero,
             (Some(t), None, _) => SegAnnotations::One([t.ann.clone()]),
-            (Some(t), Some(u), 2) => SegAnnotations::Two([t.ann.clone(), u.ann.clone()]),
+            (Some(t), Some(u), None) => SegAnnotations::Two([t.ann.clone(), u.ann.clone()]),
             _ => {
                 let list = self
                     .open_list

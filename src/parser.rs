@@ -356,11 +356,7 @@ impl StreamParser {
             return false;
         }
         let state = crate::utf8::dfa_run(self.queue_utf8(), chunk);
-        if state == crate::utf8::DFA_REJECT {
-            return false;
-        }
-        self.set_queue_utf8(state);
-        true
+        self.keep_queue_utf8(state)
     }
 
     /// [`queue_utf8_takes`](StreamParser::queue_utf8_takes) for a one-byte chunk: one step of
@@ -370,6 +366,13 @@ impl StreamParser {
     #[inline(never)]
     fn queue_utf8_takes_byte(&mut self, c: u8) -> bool {
         let state = crate::utf8::dfa_step(self.queue_utf8(), c);
+        self.keep_queue_utf8(state)
+    }
+
+    /// Whether a chunk that leads the queue's UTF-8 to `state` may join it; then that is
+    /// where the queue ends.
+    #[inline(always)]
+    fn keep_queue_utf8(&mut self, state: u8) -> bool {
         if state == crate::utf8::DFA_REJECT {
             return false;
         }
