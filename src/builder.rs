@@ -1443,18 +1443,12 @@ impl Builder {
                     SegAnnotations::Shared(l, cur.len() as u32)
                 }
             };
-            out.push(
-                &mut self.events,
-                Event::Text(Segment {
-                    text: SegText::Shared {
-                        buf,
-                        lo: base + (pos - a),
-                        hi: base + (end - a),
-                    },
-                    start: pos,
-                    annotations,
-                }),
-            );
+            let text = SegText::Shared {
+                buf,
+                lo: base + (pos - a),
+                hi: base + (end - a),
+            };
+            out.push_text(&mut self.events, text, pos, annotations);
             pos = end;
             match &mut ends {
                 Some(h) => {
@@ -1528,18 +1522,12 @@ impl Builder {
         };
         let (buf, base) = self.take_text(f, last);
         let adopted = buf.adopted();
-        out.push(
-            &mut self.events,
-            Event::Text(Segment {
-                text: SegText::Shared {
-                    buf,
-                    lo: base,
-                    hi: base + (f - a),
-                },
-                start: a,
-                annotations,
-            }),
-        );
+        let text = SegText::Shared {
+            buf,
+            lo: base,
+            hi: base + (f - a),
+        };
+        out.push_text(&mut self.events, text, a, annotations);
         self.emitted(f, adopted);
         true
     }
@@ -1567,6 +1555,14 @@ impl Builder {
 /// emission holds the builder.
 pub(crate) trait Out {
     fn push(&mut self, events: &mut Vec<Event>, e: Event);
+    /// `push(Event::Text(..))` from the segment's parts (see `Document::push_text`).
+    fn push_text(
+        &mut self,
+        events: &mut Vec<Event>,
+        text: SegText,
+        start: usize,
+        annotations: SegAnnotations,
+    );
     /// Room for `segments` more segments and `markers` more markers.
     fn reserve(&mut self, events: &mut Vec<Event>, segments: usize, markers: usize);
 }
@@ -1579,6 +1575,20 @@ impl Out for ToEvents {
     fn push(&mut self, events: &mut Vec<Event>, e: Event) {
         events.push(e);
     }
+    #[inline(always)]
+    fn push_text(
+        &mut self,
+        events: &mut Vec<Event>,
+        text: SegText,
+        start: usize,
+        annotations: SegAnnotations,
+    ) {
+        events.push(Event::Text(Segment {
+            text,
+            start,
+            annotations,
+        }));
+    }
     fn reserve(&mut self, events: &mut Vec<Event>, segments: usize, markers: usize) {
         events.reserve(segments + markers);
     }
@@ -1588,6 +1598,11 @@ impl Out for Document {
     #[inline(always)]
     fn push(&mut self, _: &mut Vec<Event>, e: Event) {
         Document::push(self, e);
+    }
+    /// (The document sets `start` itself: its length so far, which is the same.)
+    #[inline(always)]
+    fn push_text(&mut self, _: &mut Vec<Event>, text: SegText, _: usize, a: SegAnnotations) {
+        Document::push_text(self, text, a);
     }
     fn reserve(&mut self, _: &mut Vec<Event>, segments: usize, markers: usize) {
         Document::reserve(self, segments, markers);

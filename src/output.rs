@@ -847,25 +847,39 @@ impl Document {
     /// equal by value.
     pub fn push(&mut self, event: Event) {
         match event {
-            Event::Text(seg) => {
-                if seg.text.len() == 0 {
-                    return;
-                }
-                if self.text.get().is_some() {
-                    self.text = OnceLock::new();
-                }
-                let start = self.len;
-                self.len += seg.text.len();
-                if let Some(last) = self.segments.last_mut() {
-                    if last.same_annotations(&seg.annotations) {
-                        last.text.append(&seg.text);
-                        return;
-                    }
-                }
-                self.segments.push(Segment { start, ..seg });
-            }
+            Event::Text(seg) => self.push_text(seg.text, seg.annotations),
             Event::Marker(m) => self.markers.push(m),
         }
+    }
+
+    /// [`push`](Document::push) of a text event, from its parts. Inlined into the
+    /// emission code that `parse()` runs (`builder::Out`), so that a new segment's fields
+    /// go from registers straight into the list: built as an `Event` in memory and passed
+    /// to an out-of-line `push`, they were read back in 16-byte pieces just after being
+    /// written in 8-byte ones, a store-forwarding stall on every segment (DESIGN.md,
+    /// decision 60).
+    #[inline(always)]
+    pub(crate) fn push_text(&mut self, text: SegText, annotations: SegAnnotations) {
+        let len = text.len();
+        if len == 0 {
+            return;
+        }
+        if self.text.get().is_some() {
+            self.text = OnceLock::new();
+        }
+        let start = self.len;
+        self.len += len;
+        if let Some(last) = self.segments.last_mut() {
+            if last.same_annotations(&annotations) {
+                last.text.append(&text);
+                return;
+            }
+        }
+        self.segments.push(Segment {
+            text,
+            start,
+            annotations,
+        });
     }
 
     /// The whole output text.
