@@ -48,6 +48,70 @@ out.append("variant: the same kind of content as strict XML (`well_formed` in `b
 out.append("\"vs X\" is X's median divided by the row's: above 1× the row is faster than X. Against")
 out.append("quick-xml, `parse_wellformed` is the like-for-like row (same bytes).\n")
 
+def targets():
+    """The performance issue's targets, as this run measured them (empty if data is missing)."""
+    def med(group, name):
+        return {n: t for n, t, _ in groups.get(group, [])}.get(name)
+    rows = []
+    def label(size):
+        return size.replace("K", " KB").replace("M", " MB")
+    def row(target, value, ok, note=""):
+        rows.append(f"| {target} | {value} | {'met' if ok else 'not met'} | {note} |")
+    kx, p1 = med("prose/1M", "kindaxml"), med("prose/1M", "parse")
+    qx1 = med("prose/1M", "quickxml_wellformed")
+    if kx and p1:
+        note = f"quick-xml's Reader: {kx / qx1:.1f}× kindaxml" if qx1 else ""
+        row("prose 1 MB: `parse` ≥ 50× kindaxml", f"{kx / p1:.1f}×", kx / p1 >= 50, note)
+    extra = os.path.join(os.path.dirname(__file__), "..", "target", "bench-extra.jsonl")
+    if os.path.exists(extra):
+        import re
+        for r in (json.loads(l) for l in open(extra) if l.strip()):
+            m = re.match(r"prose 10485760 bytes: ours ([\d.]+) ms .*kindaxml ([\d.]+) ms", r.get("line", ""))
+            if r["kind"] == "vs_kindaxml" and m:
+                ours, theirs = float(m.group(1)), float(m.group(2))
+                qx10 = med("prose/10M", "quickxml_wellformed")
+                note = f"quick-xml's Reader: {theirs * 1e6 / qx10:.0f}× kindaxml" if qx10 else ""
+                row("prose 10 MB: `parse` ≥ 500× kindaxml", f"{theirs / ours:.0f}×", theirs / ours >= 500, note)
+    for size in ("1M", "10M"):
+        wf, q = med(f"prose/{size}", "parse_wellformed"), med(f"prose/{size}", "quickxml_wellformed")
+        if wf and q:
+            row(f"prose {label(size)}: `parse` ≥ 1.0× quick-xml (same bytes)", f"{q / wf:.2f}×", q / wf >= 1.0)
+    for n, goal in ((4, 0.5), (1, 0.2)):
+        for shape in ("prose", "dense", "unicode", "one_line"):
+            vals = []
+            for size in ("1K", "64K", "1M", "10M"):
+                one, st = med(f"{shape}/{size}", "parse"), med(f"{shape}/{size}", f"stream/{n}")
+                if one and st:
+                    vals.append((size, one / st))
+            if vals:
+                value = " / ".join(f"{v:.2f}×" for _, v in vals)
+                sizes = " / ".join(s for s, _ in vals)
+                row(f"{shape}, {n}-byte chunks ≥ {goal}× one-shot", value, min(v for _, v in vals) >= goal, sizes)
+    for size in ("64K", "1M"):
+        pl, mc = med(f"plain/{size}", "parse"), med(f"plain/{size}", "memchr_floor")
+        if pl and mc:
+            row(f"plain {label(size)}: `parse` ≥ 0.25× memchr", f"{mc / pl:.2f}×", mc / pl >= 0.25)
+    if os.path.exists(extra):
+        rs = [json.loads(l) for l in open(extra) if l.strip()]
+        wall = [r["median"] for r in rs if r["kind"] == "wall_scaling"]
+        inst = [r["x4"] / r["x1"] for r in rs if r["kind"] == "instr_scaling"]
+        if wall:
+            row("hostile shapes: 4× input → ≤ 5× time", f"{min(wall):.2f}–{max(wall):.2f}×", max(wall) <= 5,
+                f"instructions {min(inst):.2f}–{max(inst):.2f}×" if inst else "")
+        for r in rs:
+            if r["kind"] == "whole_process" and r.get("shape", "prose") == "prose":
+                ratio = (r['kxml_bytes'] / r['kxml_s']) / (r['qx_bytes'] / r['qx_s'])
+                row("`kxml --format count`, 100 MB prose: peak RSS ≤ 16 MB", f"{r['kxml_rss_kb'] / 1024:.1f} MB",
+                    r['kxml_rss_kb'] <= 16 * 1024)
+                row("… and ≥ 1.0× the quick-xml counter", f"{ratio:.2f}×", ratio >= 1.0)
+    if not rows:
+        return []
+    return (["## Targets in this run\n",
+             "The performance targets (footprint and allocations: `tests/footprint.rs` and the",
+             "allocation table below), as this run measured them. The stream rows give each size",
+             "measured; the quick-xml notes give quick-xml's own ratio in the same run.\n",
+             "| target | this run | status | note |", "|---|---|---|---|"] + rows + [""])
+
 def order(g):
     shape_order = ["prose", "dense", "plain", "unicode", "lt_flood", "open_quote", "one_line", "amp_flood", "deep_nest"]
     head, _, size = g.partition("/")
@@ -55,6 +119,7 @@ def order(g):
     n = int(size[:-1]) * mult if size[:-1].isdigit() else 0
     return (shape_order.index(head) if head in shape_order else 99, n, g)
 
+out.extend(targets())
 scaling = [g for g in groups if g.startswith("scaling/")]
 for g in sorted(groups, key=order):
     if g.startswith("scaling/"):
