@@ -1555,14 +1555,23 @@ impl Builder {
 /// emission holds the builder.
 pub(crate) trait Out {
     fn push(&mut self, events: &mut Vec<Event>, e: Event);
-    /// `push(Event::Text(..))` from the segment's parts (see `Document::push_text`).
+    /// `push(Event::Text(..))` from the segment's parts (the document takes them as they
+    /// are: `Document::push_text`).
+    #[inline(always)]
     fn push_text(
         &mut self,
         events: &mut Vec<Event>,
         text: SegText,
         start: usize,
         annotations: SegAnnotations,
-    );
+    ) {
+        let segment = Segment {
+            text,
+            start,
+            annotations,
+        };
+        self.push(events, Event::Text(segment));
+    }
     /// Room for `segments` more segments and `markers` more markers.
     fn reserve(&mut self, events: &mut Vec<Event>, segments: usize, markers: usize);
 }
@@ -1574,20 +1583,6 @@ impl Out for ToEvents {
     #[inline(always)]
     fn push(&mut self, events: &mut Vec<Event>, e: Event) {
         events.push(e);
-    }
-    #[inline(always)]
-    fn push_text(
-        &mut self,
-        events: &mut Vec<Event>,
-        text: SegText,
-        start: usize,
-        annotations: SegAnnotations,
-    ) {
-        events.push(Event::Text(Segment {
-            text,
-            start,
-            annotations,
-        }));
     }
     fn reserve(&mut self, events: &mut Vec<Event>, segments: usize, markers: usize) {
         events.reserve(segments + markers);
