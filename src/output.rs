@@ -853,11 +853,10 @@ impl Document {
     }
 
     /// [`push`](Document::push) of a text event, from its parts. Inlined into the
-    /// emission code that `parse()` runs (`builder::Out`), so that a new segment's fields
-    /// go from registers straight into the list: built as an `Event` in memory and passed
-    /// to an out-of-line `push`, they were read back in 16-byte pieces just after being
-    /// written in 8-byte ones, a store-forwarding stall on every segment (DESIGN.md,
-    /// decision 60).
+    /// emission code that `parse()` runs (`builder::Out`): a segment built there as an
+    /// `Event` and passed by reference to an out-of-line `push` was read back in 16-byte
+    /// pieces just after being written in 8-byte ones, a store-forwarding stall on every
+    /// segment (DESIGN.md, decision 60).
     #[inline(always)]
     pub(crate) fn push_text(&mut self, text: SegText, annotations: SegAnnotations) {
         let len = text.len();
