@@ -6,8 +6,9 @@
 
 use crate::config::{is_name_char, DuplicateAttrs};
 use crate::entity;
-use crate::output::{AttrStr, AttrValue, Attrs};
+use crate::output::{AttrValue, Attrs};
 use crate::text::{decode_at, find1, is_ws_byte};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Parses `text` into attributes.
@@ -40,24 +41,24 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
             match b.get(v) {
                 None => {
                     i = v;
-                    AttrValue::True
+                    None
                 }
                 Some(&q) if q == b'"' || q == b'\'' => {
                     let body = v + 1;
                     let rest = b.get(body..).unwrap_or_default();
                     let close = find1(q, rest).map_or(b.len(), |k| body + k);
                     i = (close + 1).min(b.len());
-                    AttrValue::Str(value_text(&text[body..close], decode_entities))
+                    Some(value_text(&text[body..close], decode_entities))
                 }
                 Some(_) => {
                     let e = skip_non_ws(text, v);
                     i = e;
-                    AttrValue::Str(value_text(&text[v..e], decode_entities))
+                    Some(value_text(&text[v..e], decode_entities))
                 }
             }
         } else {
             i = after_name;
-            AttrValue::True
+            None
         };
         if dups == DuplicateAttrs::All {
             attrs.push(name, value);
@@ -83,7 +84,12 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
                     );
                 }
             }
-            Some(k) if dups == DuplicateAttrs::Last => attrs.set_value_at(k, value),
+            Some(k) if dups == DuplicateAttrs::Last => {
+                attrs.set_value_at(
+                    k,
+                    value.map_or(AttrValue::True, |v| AttrValue::Str(v.into())),
+                );
+            }
             Some(_) => {}
         }
     }
@@ -146,11 +152,12 @@ fn skip_non_ws(text: &str, i: usize) -> usize {
 /// Attribute count past which duplicates are found through a hash index.
 const INDEX_AFTER: usize = 16;
 
-fn value_text(s: &str, decode_entities: bool) -> AttrStr {
+/// An attribute value's text (`&str` unless references were decoded).
+fn value_text(s: &str, decode_entities: bool) -> Cow<'_, str> {
     if decode_entities {
-        AttrStr::from(entity::decode(s))
+        entity::decode(s)
     } else {
-        AttrStr::from(s)
+        Cow::Borrowed(s)
     }
 }
 
@@ -187,6 +194,35 @@ mod tests {
         assert_eq!(p(" @x ,y"), vec![("x".into(), None), ("y".into(), None)]);
         assert_eq!(p(" t=&amp;&lt;"), vec![s("t", "&<")]);
         assert_eq!(p("\u{3000}a=1\u{a0}b=2"), vec![s("a", "1"), s("b", "2")]);
+    }
+
+    #[test]
+    fn long_and_short_strings_on_either_side_of_the_inline_limit() {
+        // 22 bytes are stored inline, 23 on the heap; decoded values either way.
+        let n22 = "n".repeat(22);
+        let n23 = "n".repeat(23);
+        let v22 = "v".repeat(22);
+        let v23 = "v".repeat(23);
+        let input = format!(
+            " {n22}={v22} {n23}='{v23}' d=&amp;{v22} e=&lt;{v23} f=&amp;{} g",
+            "x".repeat(20)
+        );
+        assert_eq!(
+            p(&input),
+            vec![
+                s(&n22, &v22),
+                s(&n23, &v23),
+                s("d", &format!("&{v22}")),
+                s("e", &format!("<{v23}")),
+                s("f", &format!("&{}", "x".repeat(20))),
+                ("g".into(), None),
+            ]
+        );
+        // A later duplicate's value replaces the first, long or short.
+        assert_eq!(
+            p(&format!(" a=1 a={v23} b=&lt;{v23} b=2 c={v23} c")),
+            vec![s("a", &v23), s("b", "2"), ("c".into(), None)]
+        );
     }
 
     #[test]

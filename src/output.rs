@@ -4,6 +4,7 @@
 //! [`Annotation`] is reference counted: the same annotation attached to many segments (a long
 //! span cut by other spans) is cloned by bumping a counter, not by copying its attributes.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -49,6 +50,23 @@ impl AttrStr {
             StrRepr::Inline(len, buf) => buf.get(..usize::from(*len)).unwrap_or_default(),
             StrRepr::Heap(s) => s.as_bytes(),
         }
+    }
+}
+
+impl AttrStr {
+    /// The empty string (inline).
+    const EMPTY: AttrStr = AttrStr(StrRepr::Inline(0, [0; INLINE_CAP]));
+
+    /// Sets the string to `s`, writing short ones into the inline bytes where they are.
+    fn assign(&mut self, s: &str) {
+        if let StrRepr::Inline(len, buf) = &mut self.0 {
+            if let Some(dst) = buf.get_mut(..s.len()) {
+                dst.copy_from_slice(s.as_bytes());
+                *len = s.len() as u8;
+                return;
+            }
+        }
+        self.0 = StrRepr::Heap(s.into());
     }
 }
 
@@ -210,8 +228,27 @@ impl Attrs {
         Attrs::default()
     }
 
-    pub(crate) fn push(&mut self, name: &str, value: AttrValue) {
-        self.items.push((AttrStr::from(name), value));
+    /// Appends `name` with `value` (`None`: a bare attribute). Both strings are copied
+    /// straight into the pair's place in the list: built on the stack and moved, the inline
+    /// bytes were read back right after a `memcpy` wrote them, a store-forwarding stall per
+    /// attribute (DESIGN.md, decision 61).
+    pub(crate) fn push(&mut self, name: &str, value: Option<Cow<'_, str>>) {
+        self.items.push((AttrStr::EMPTY, AttrValue::True));
+        let Some((n, v)) = self.items.last_mut() else {
+            return;
+        };
+        n.assign(name);
+        match value {
+            None => {}
+            // (A decoded value too long to be inline keeps its allocation.)
+            Some(Cow::Owned(o)) if o.len() > INLINE_CAP => *v = AttrValue::Str(AttrStr::from(o)),
+            Some(s) => {
+                *v = AttrValue::Str(AttrStr::EMPTY);
+                if let AttrValue::Str(dst) = v {
+                    dst.assign(&s);
+                }
+            }
+        }
     }
 
     /// The index of the first pair named `name`.
