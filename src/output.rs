@@ -31,6 +31,21 @@ enum StrRepr {
 }
 
 impl AttrStr {
+    /// The empty string (inline).
+    const EMPTY: AttrStr = AttrStr(StrRepr::Inline(0, [0; INLINE_CAP]));
+
+    /// Sets the string to `s`, writing short ones into the inline bytes where they are.
+    fn assign(&mut self, s: &str) {
+        if let StrRepr::Inline(len, buf) = &mut self.0 {
+            if let Some(dst) = buf.get_mut(..s.len()) {
+                dst.copy_from_slice(s.as_bytes());
+                *len = s.len() as u8;
+                return;
+            }
+        }
+        self.0 = StrRepr::Heap(s.into());
+    }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -50,23 +65,6 @@ impl AttrStr {
             StrRepr::Inline(len, buf) => buf.get(..usize::from(*len)).unwrap_or_default(),
             StrRepr::Heap(s) => s.as_bytes(),
         }
-    }
-}
-
-impl AttrStr {
-    /// The empty string (inline).
-    const EMPTY: AttrStr = AttrStr(StrRepr::Inline(0, [0; INLINE_CAP]));
-
-    /// Sets the string to `s`, writing short ones into the inline bytes where they are.
-    fn assign(&mut self, s: &str) {
-        if let StrRepr::Inline(len, buf) = &mut self.0 {
-            if let Some(dst) = buf.get_mut(..s.len()) {
-                dst.copy_from_slice(s.as_bytes());
-                *len = s.len() as u8;
-                return;
-            }
-        }
-        self.0 = StrRepr::Heap(s.into());
     }
 }
 
