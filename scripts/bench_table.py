@@ -163,15 +163,14 @@ if scaling:
                            f"{t.get(f'{mode}/x2', 0) / x1:.2f} | {t.get(f'{mode}/x4', 0) / x1:.2f} |")
     out.append("")
 if extra_rows:
-    rows = extra_rows
-    vs = [r["line"] for r in rows if r["kind"] == "vs_kindaxml"]
+    vs = [r["line"] for r in extra_rows if r["kind"] == "vs_kindaxml"]
     if vs:
         out.append("## kindaxml at sizes criterion cannot sample\n")
         out.append("`cargo run --release --example vs_kindaxml -- SHAPE SIZE` (medians of 5 runs, kindaxml of 3):\n")
         out.append("```text")
         out.extend(vs)
         out.append("```\n")
-    inst = [r for r in rows if r["kind"] == "instr_scaling"]
+    inst = [r for r in extra_rows if r["kind"] == "instr_scaling"]
     if inst:
         out.append("## Scaling in instructions\n")
         out.append("`valgrind --tool=callgrind` instruction counts (repeatable, unlike the timings above)")
@@ -183,7 +182,7 @@ if extra_rows:
             mode = "parse" if r["chunk"] == 0 else "1-byte chunks"
             out.append(f"| {r['shape']} | {mode} | {r['x1'] / 1e6:.0f} M | {r['x4'] / 1e6:.0f} M | {r['x4'] / r['x1']:.2f}× |")
         out.append("")
-    wall = [r for r in rows if r["kind"] == "wall_scaling"]
+    wall = [r for r in extra_rows if r["kind"] == "wall_scaling"]
     if wall:
         out.append("## Scaling in wall time, interleaved\n")
         out.append("The criterion groups above time 1×, 2× and 4× one after another, so load from other")
@@ -200,7 +199,7 @@ if extra_rows:
             rounds = ", ".join(f"{float(x):.2f}" for x in r["rounds"].split())
             out.append(f"| {r['shape']} | {mode} | {r['median']:.2f}× | {rounds} |")
         out.append("")
-    ins = [r for r in rows if r["kind"] == "instr"]
+    ins = [r for r in extra_rows if r["kind"] == "instr"]
     if ins:
         out.append("## Instructions per byte\n")
         out.append("`valgrind --tool=callgrind` counts for 1 MiB (the throughput benches' configuration;")
@@ -228,7 +227,7 @@ if extra_rows:
             ratio = f"{base['instr'] / r['instr']:.2f}×" if base and r["instr"] else ""
             out.append(f"| {r['shape']} | {name} | {r['instr'] / r['bytes']:.1f} | {ratio} |")
         out.append("")
-    whole = [r for r in rows if r["kind"] == "whole_process"]
+    whole = [r for r in extra_rows if r["kind"] == "whole_process"]
     if whole:
         out.append("## Whole process: `kxml --format count` against quick-xml\n")
         out.append("100 MB of each shape through `kxml --tags cite,note,todo --format count`, and its")

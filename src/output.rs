@@ -70,14 +70,9 @@ impl AttrStr {
 
 impl From<&str> for AttrStr {
     fn from(s: &str) -> Self {
-        if s.len() <= INLINE_CAP {
-            let mut buf = [0u8; INLINE_CAP];
-            if let Some(dst) = buf.get_mut(..s.len()) {
-                dst.copy_from_slice(s.as_bytes());
-                return AttrStr(StrRepr::Inline(s.len() as u8, buf));
-            }
-        }
-        AttrStr(StrRepr::Heap(s.into()))
+        let mut a = AttrStr::EMPTY;
+        a.assign(s);
+        a
     }
 }
 
@@ -238,12 +233,12 @@ impl Attrs {
         n.assign(name);
         match value {
             None => {}
-            // (A decoded value too long to be inline keeps its allocation.)
-            Some(Cow::Owned(o)) if o.len() > INLINE_CAP => *v = AttrValue::Str(AttrStr::from(o)),
-            Some(s) => {
+            // (A decoded value is moved in: a long one keeps its allocation.)
+            Some(Cow::Owned(o)) => *v = AttrValue::Str(AttrStr::from(o)),
+            Some(Cow::Borrowed(s)) => {
                 *v = AttrValue::Str(AttrStr::EMPTY);
                 if let AttrValue::Str(dst) = v {
-                    dst.assign(&s);
+                    dst.assign(s);
                 }
             }
         }
