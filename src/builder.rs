@@ -215,6 +215,14 @@ impl Builder {
         self.held.reserve(n);
     }
 
+    /// Room for `n` bytes of output text if the buffer has none yet: a new stream's first
+    /// text takes it in one step instead of doubling from 8 bytes (decision 62).
+    pub(crate) fn reserve_first_text(&mut self, n: usize) {
+        if self.held.capacity() == 0 {
+            self.held.reserve(n);
+        }
+    }
+
     /// Whether a span or marker waits to be emitted (or an open tag to close).
     pub(crate) fn has_annotations_pending(&self) -> bool {
         !(self.pending.is_empty()

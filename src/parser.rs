@@ -122,6 +122,10 @@ enum Plain {
 /// Input slice after which a large chunk's final output is emitted (see `feed_str`).
 const FEED_SLICE: usize = 64 << 10;
 
+/// The output buffer's first capacity, taken by a stream's first update that reaches the
+/// machine: room for the text of a short answer (decision 62).
+const HELD_FIRST: usize = 1024;
+
 /// Most input bytes [`StreamParser::take_queued`] holds before a chunk goes through the
 /// machine anyway: a line longer than this is parsed in pieces of about this size, and the
 /// queue's buffer (kept between lines) stays small.
@@ -729,6 +733,7 @@ impl StreamParser {
     #[inline(never)]
     fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        self.builder.reserve_first_text(HELD_FIRST);
         self.queue_room = 0;
         if !self.queue.is_empty() && self.feed_queue_and(chunk.as_bytes()) {
             return Ok(self.flush());
@@ -774,6 +779,7 @@ impl StreamParser {
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
         self.check_running()?;
+        self.builder.reserve_first_text(HELD_FIRST);
         self.queue_room = 0;
         if !self.queue.is_empty() && self.feed_queue_and(chunk) {
             return Ok(self.flush());
