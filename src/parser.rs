@@ -300,7 +300,9 @@ impl StreamParser {
             }
             let keeps_utf8 = match s {
                 Some(_) => !open,
-                None => (w & crate::text::WORD_HIGH == 0 && !open) || self.queue_utf8_takes(chunk),
+                None => {
+                    (w & crate::text::WORD_HIGH == 0 && !open) || self.queue_utf8_takes_word(w, n)
+                }
             };
             if !keeps_utf8 {
                 return false;
@@ -360,6 +362,22 @@ impl StreamParser {
             return false;
         }
         let state = crate::utf8::dfa_run(self.queue_utf8(), chunk);
+        self.keep_queue_utf8(state)
+    }
+
+    /// [`queue_utf8_takes`](StreamParser::queue_utf8_takes) for a token-sized chunk already
+    /// loaded as the word `w` of `n` bytes (`text::word_of`, 4 to 8): the table's steps on
+    /// the word's bytes, the first four unrolled, with no slice loop and no length test.
+    #[inline(never)]
+    fn queue_utf8_takes_word(&mut self, w: u64, n: usize) -> bool {
+        let [b0, b1, b2, b3, ..] = w.to_le_bytes();
+        let step = crate::utf8::dfa_step;
+        let mut state = step(step(step(step(self.queue_utf8(), b0), b1), b2), b3);
+        let mut rest = w >> 32;
+        for _ in 4..n {
+            state = step(state, rest as u8);
+            rest >>= 8;
+        }
         self.keep_queue_utf8(state)
     }
 
@@ -1616,7 +1634,7 @@ mod tests {
     /// left incomplete.
     #[test]
     fn queued_byte_chunks_split_characters_and_report_errors_call_by_call() {
-        let pieces: [&[u8]; 26] = [
+        let pieces: [&[u8]; 28] = [
             b"We shipped",
             b" it <cite id=1>",
             b". ",
@@ -1645,6 +1663,10 @@ mod tests {
             b" &amp; \xe6\x97",
             b" > \xe6\x97",
             b"\xa5 ok",
+            // NUL bytes: text, and after a lead byte an error (a word-sized chunk is padded
+            // with 0 bytes, so a chunk's own 0 bytes must still be checked).
+            b"a\x00b",
+            b"ab\xe6\x97\x00",
         ];
         let mut state = common_seed();
         let (mut queued_high, mut open_ends, mut errors, mut updates) = (0, 0, 0, 0);
