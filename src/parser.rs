@@ -747,13 +747,22 @@ impl StreamParser {
         self.update_str(chunk)
     }
 
-    /// [`update`](StreamParser::update) past the plain-text budget.
-    #[inline(never)]
-    fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+    /// The start of the full path for `chunk` (both `update` and `update_bytes`): the
+    /// parser must be running, a new stream's output buffer takes its first room (decision
+    /// 62), and the queue goes first. Returns whether the queue was fed together with
+    /// `chunk` ([`feed_queue_and`](StreamParser::feed_queue_and)), leaving only the flush.
+    #[inline]
+    fn start_full(&mut self, chunk: &[u8]) -> Result<bool, Error> {
         self.check_running()?;
         self.builder.reserve_first_text(HELD_FIRST);
         self.queue_room = 0;
-        if !self.queue.is_empty() && self.feed_queue_and(chunk.as_bytes()) {
+        Ok(!self.queue.is_empty() && self.feed_queue_and(chunk))
+    }
+
+    /// [`update`](StreamParser::update) past the plain-text budget.
+    #[inline(never)]
+    fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+        if self.start_full(chunk.as_bytes())? {
             return Ok(self.flush());
         }
         if self.utf8.has_partial() {
@@ -796,10 +805,7 @@ impl StreamParser {
     /// [`update_bytes`](StreamParser::update_bytes) past the plain-text budget.
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
-        self.check_running()?;
-        self.builder.reserve_first_text(HELD_FIRST);
-        self.queue_room = 0;
-        if !self.queue.is_empty() && self.feed_queue_and(chunk) {
+        if self.start_full(chunk)? {
             return Ok(self.flush());
         }
         if self.take_tag(chunk, None) {
