@@ -14,7 +14,7 @@ use std::collections::HashMap;
 /// Parses `text` into attributes.
 ///
 /// A tag with none (`<note>`, `<todo/>`: `text` is empty) returns at once, without the
-/// set-up of the scan (decision 66).
+/// set-up of the scan (decision 65).
 #[inline]
 pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     if text.is_empty() {
