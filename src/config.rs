@@ -809,8 +809,8 @@ fn pack_name(b: &[u8]) -> Option<u64> {
 /// `w` with every ASCII capital letter lowered (`u8::to_ascii_lowercase` on each byte).
 #[inline(always)]
 fn lowercase_word(w: u64) -> u64 {
+    use crate::text::WORD_HIGH as HIGH;
     const LO: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     // On the low 7 bits of each byte no sum carries into the next byte: the high bit of
     // `x + (0x80 - c)` tells `x >= c`. Bytes with their own high bit set are not ASCII.
     let low = w & !HIGH;
@@ -978,23 +978,22 @@ impl Rules {
             return None;
         }
         let n = name.as_bytes();
-        match (&self.small, pack_name(n)) {
-            // A name of up to 8 bytes is one word: one compare per configured name
-            // (decision 65), where a byte loop took about 70 instructions a lookup.
-            (Some(small), Some(w)) => {
-                let w = if self.case_sensitive {
-                    w
-                } else {
-                    lowercase_word(w)
-                };
-                small
-                    .short
-                    .iter()
-                    .find(|&&(k, len, _)| k == w && len == n.len())
-                    .map(|&(_, _, id)| id)
-            }
-            _ => self.lookup_long(name),
-        }
+        // A name of up to 8 bytes in a short list is one word: one compare per configured
+        // name (decision 65), where a byte loop took about 70 instructions a lookup.
+        // (No packing for a hashed list.)
+        let Some((small, w)) = self.small.as_ref().and_then(|s| Some((s, pack_name(n)?))) else {
+            return self.lookup_long(name);
+        };
+        let w = if self.case_sensitive {
+            w
+        } else {
+            lowercase_word(w)
+        };
+        small
+            .short
+            .iter()
+            .find(|&&(k, len, _)| k == w && len == n.len())
+            .map(|&(_, _, id)| id)
     }
 
     /// [`lookup`](Rules::lookup) of a name longer than a word, or in a longer list.
