@@ -88,11 +88,11 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them; and from bit `UTF8_SHIFT` up, where the queue ends in UTF-8 (`utf8::dfa_run`'s
     /// state: `DFA_ACCEPT` between characters, another inside one that a byte chunk left
-    /// incomplete), so that one test of this byte sends both non-ASCII chunks and chunks
+    /// incomplete), so that one test of this field sends both non-ASCII chunks and chunks
     /// after an incomplete character to the check ([`queue_utf8_takes`](Self::queue_utf8_takes)).
     /// Read only while `queue_room > 0`; every flush sets it afresh (feeding the queue sets
     /// the room to 0 first).
-    queue_stop: u8,
+    queue_stop: u16,
     /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
     queue_on: bool,
     /// Chunks the split-character short path took (for tests).
@@ -135,8 +135,48 @@ const QUEUE_MAX: usize = 4 << 10;
 /// an LLM answer (decision 49).
 const QUEUE_FIRST: usize = 512;
 
-/// Where `StreamParser::queue_stop` keeps the queue's UTF-8 state, above the `STOP_*` bits.
+/// Where `StreamParser::queue_stop` keeps the queue's UTF-8 state, above the `STOP_*` bits
+/// (a state is up to 6 bits: `utf8::dfa_rows`).
 const UTF8_SHIFT: u32 = 4;
+
+/// The `text::STOP_*` bits of `StreamParser::queue_stop`, below its UTF-8 state.
+const STOP_BITS: u16 = (1 << UTF8_SHIFT) - 1;
+
+/// Bit of a [`QUEUE_ROW`] entry from which its byte's class is kept: the byte's
+/// `text::STOP_*` bits, and above them [`ROW_ANY`].
+const ROW_CLASS_SHIFT: u32 = 54;
+
+/// Bits every byte's class in [`QUEUE_ROW`] has, where `StreamParser::queue_stop` keeps the
+/// queue's UTF-8 state: any state but `DFA_ACCEPT` meets them.
+const ROW_ANY: u16 = 0x3F << UTF8_SHIFT;
+
+/// What a one-byte chunk does to the queue, by byte (decision 66): the byte's row of the
+/// UTF-8 state machine (`utf8::dfa_rows`, bits 0 to 53), and from bit [`ROW_CLASS_SHIFT`]
+/// its class: its `text::STOP_*` bits and [`ROW_ANY`]. One load decides whether the byte
+/// joins the queue at once (no bit in common with `queue_stop` and `STOP_HIGH`: it does not
+/// stop it, and it is ASCII between characters), or else whether it stops it and where
+/// the queue's UTF-8 goes with it.
+// Bounds: the loop runs `b` over 0..256, both tables' length (evaluated at compile time).
+#[allow(clippy::indexing_slicing)]
+static QUEUE_ROW: [u64; 256] = {
+    let dfa = crate::utf8::dfa_rows();
+    let stop = crate::text::stop_classes();
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = dfa[b] | ((stop[b] as u16 | ROW_ANY) as u64) << ROW_CLASS_SHIFT;
+        b += 1;
+    }
+    t
+};
+
+/// Byte `c`'s entry in [`QUEUE_ROW`].
+// Bounds: a byte indexes 256 entries.
+#[allow(clippy::indexing_slicing)]
+#[inline(always)]
+fn queue_row(c: u8) -> u64 {
+    QUEUE_ROW[usize::from(c)]
+}
 
 /// Longest byte chunk with non-ASCII bytes that may wait in the queue (decisions 55, 58).
 const QUEUE_UTF8_MAX: usize = 64;
@@ -291,11 +331,13 @@ impl StreamParser {
         }
         // Whether the queue ends inside a character: text may not follow (the full path
         // reports that), a byte chunk must go on with it.
-        let open = stop >> UTF8_SHIFT != DFA_ACCEPT;
+        let open = stop >> UTF8_SHIFT != u16::from(DFA_ACCEPT);
+        // (The state bits are no `STOP_*` bits, so the tests below see the stops alone.)
+        let stop_bits = stop as u8;
         if let Some(w) = crate::text::word_of(chunk) {
             // Token-sized (4–8 bytes): tested as one word and copied as one, with no loop
             // and no call to `memcpy`.
-            if crate::text::word_has_stop(w, stop) {
+            if crate::text::word_has_stop(w, stop_bits) {
                 return false;
             }
             let keeps_utf8 = match s {
@@ -313,22 +355,19 @@ impl StreamParser {
         } else {
             let takes = match (chunk, s) {
                 // (A stream cut into bytes: no loop for one byte.)
+                // One load decides: an ASCII byte that does not stop the queue, between
+                // characters, joins it; any other byte goes to the check.
                 ([c], _) => {
-                    let class = crate::text::stop_class(*c);
-                    class & stop == 0
-                        && match s {
-                            Some(_) => !open,
-                            None => {
-                                (class & crate::text::STOP_HIGH == 0 && !open)
-                                    || self.queue_utf8_takes_byte(*c)
-                            }
-                        }
+                    let row = queue_row(*c);
+                    (row >> ROW_CLASS_SHIFT) as u16 & (stop | u16::from(crate::text::STOP_HIGH))
+                        == 0
+                        || self.queue_takes_byte(row)
                 }
-                (_, Some(_)) => !open && !crate::text::has_stop(chunk, stop),
+                (_, Some(_)) => !open && !crate::text::has_stop(chunk, stop_bits),
                 // (After an incomplete character, a long chunk is turned away at once.)
                 (_, None) if open && n > QUEUE_UTF8_MAX => false,
                 (_, None) => {
-                    let (stopped, high) = crate::text::stop_or_high(chunk, stop);
+                    let (stopped, high) = crate::text::stop_or_high(chunk, stop_bits);
                     !stopped && ((!high && !open) || self.queue_utf8_takes(chunk))
                 }
             };
@@ -370,25 +409,20 @@ impl StreamParser {
     /// the word's bytes, the first four unrolled, with no slice loop and no length test.
     #[inline(never)]
     fn queue_utf8_takes_word(&mut self, w: u64, n: usize) -> bool {
-        let [b0, b1, b2, b3, ..] = w.to_le_bytes();
-        let step = crate::utf8::dfa_step;
-        let mut state = step(step(step(step(self.queue_utf8(), b0), b1), b2), b3);
-        let mut rest = w >> 32;
-        for _ in 4..n {
-            state = step(state, rest as u8);
-            rest >>= 8;
-        }
+        let state = crate::utf8::dfa_run_word(self.queue_utf8(), w, n);
         self.keep_queue_utf8(state)
     }
 
-    /// [`queue_utf8_takes`](StreamParser::queue_utf8_takes) for a one-byte chunk: one step of
-    /// the table, with no length test or loop (a stream of non-Latin text cut into bytes
-    /// takes this for most of its chunks). Out of line: inlined, it slowed the 4-byte path
-    /// of the caller's loop (DESIGN.md, decision 57).
+    /// [`take_queued`](StreamParser::take_queued) for a one-byte chunk that is not ASCII
+    /// between characters, given its [`QUEUE_ROW`]: whether it joins the queue (it does not
+    /// stop it, and one step of the UTF-8 state machine does not reject it; an ASCII byte,
+    /// which a text chunk of one byte is, is rejected inside a character). Out of line, so
+    /// that the caller's loop keeps its registers (decision 66).
     #[inline(never)]
-    fn queue_utf8_takes_byte(&mut self, c: u8) -> bool {
-        let state = crate::utf8::dfa_step(self.queue_utf8(), c);
-        self.keep_queue_utf8(state)
+    fn queue_takes_byte(&mut self, row: u64) -> bool {
+        let class = (row >> ROW_CLASS_SHIFT) as u16;
+        class & self.queue_stop & STOP_BITS == 0
+            && self.keep_queue_utf8(crate::utf8::dfa_next(row, self.queue_utf8()))
     }
 
     /// Whether a chunk that leads the queue's UTF-8 to `state` may join it; then that is
@@ -404,11 +438,12 @@ impl StreamParser {
 
     /// Where the queue ends in UTF-8 (see `queue_stop`).
     fn queue_utf8(&self) -> u8 {
-        self.queue_stop >> UTF8_SHIFT
+        // (A state is at most 6 bits: the field's top bits are 0.)
+        (self.queue_stop >> UTF8_SHIFT) as u8
     }
 
     fn set_queue_utf8(&mut self, state: u8) {
-        self.queue_stop = self.queue_stop & ((1 << UTF8_SHIFT) - 1) | state << UTF8_SHIFT;
+        self.queue_stop = self.queue_stop & STOP_BITS | u16::from(state) << UTF8_SHIFT;
     }
 
     /// Feeds the queued input (see [`take_queued`](StreamParser::take_queued)) to the
@@ -654,9 +689,12 @@ impl StreamParser {
             // update (the plain budget stops short of the limit, and `>` ends the queue).
             (self.queue_room, self.queue_stop) = match self.builder.line_pin_room() {
                 Some(room) if room > 0 && !self.builder.open_before_frontier() => {
-                    (room.min(QUEUE_MAX), STOP_NL | amp)
+                    (room.min(QUEUE_MAX), u16::from(STOP_NL | amp))
                 }
-                _ => (self.text_budget.min(QUEUE_MAX), STOP_NL | STOP_GT | amp),
+                _ => (
+                    self.text_budget.min(QUEUE_MAX),
+                    u16::from(STOP_NL | STOP_GT | amp),
+                ),
             };
             // A character waiting in the decoder: the queue starts inside it, and its bytes
             // so far count against the room (they are output to come, that no queued byte
@@ -1628,6 +1666,64 @@ mod tests {
             queued * 10 > updates,
             "{queued} of {updates} updates queued"
         );
+    }
+
+    /// A one-byte chunk's entry in `QUEUE_ROW`, for every byte, every state the queue's
+    /// UTF-8 can be in and every stop mask a flush sets: the first test takes exactly the
+    /// ASCII bytes that do not stop the queue while it is between characters, and
+    /// `queue_takes_byte`'s test takes exactly the bytes that do not stop it and that
+    /// `utf8::dfa_run` does not reject from that state.
+    #[test]
+    fn queue_rows_decide_one_byte_chunks_as_the_tables_do() {
+        use crate::text::{stop_class, STOP_AMP, STOP_GT, STOP_HIGH, STOP_NL};
+        use crate::utf8::{dfa_run, DFA_REJECT};
+        let prefixes: [&[u8]; 10] = [
+            b"",
+            b"\xFF",
+            b"\xC2",
+            b"\xE1",
+            b"\xF1",
+            b"\xE0",
+            b"\xED",
+            b"\xF0",
+            b"\xF4",
+            b"\xF1\x80",
+        ];
+        let states: Vec<u8> = prefixes.iter().map(|p| dfa_run(DFA_ACCEPT, p)).collect();
+        let mut distinct = states.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 9, "every state of the machine: {states:?}");
+        for stop in [
+            STOP_NL,
+            STOP_NL | STOP_GT,
+            STOP_NL | STOP_AMP,
+            STOP_NL | STOP_GT | STOP_AMP,
+        ] {
+            for &state in &states {
+                let queue_stop = u16::from(stop) | u16::from(state) << UTF8_SHIFT;
+                for b in 0..=255u8 {
+                    let row = queue_row(b);
+                    let class = (row >> ROW_CLASS_SHIFT) as u16;
+                    let fast = class & (queue_stop | u16::from(STOP_HIGH)) == 0;
+                    let stops = stop_class(b) & stop != 0;
+                    assert_eq!(
+                        fast,
+                        b.is_ascii() && !stops && state == DFA_ACCEPT,
+                        "byte {b:#x}, state {state}, stop {stop}"
+                    );
+                    let next = crate::utf8::dfa_next(row, state);
+                    assert_eq!(next, dfa_run(state, &[b]), "byte {b:#x}, state {state}");
+                    let slow = class & queue_stop & STOP_BITS == 0 && next != DFA_REJECT;
+                    assert_eq!(
+                        slow,
+                        !stops && dfa_run(state, &[b]) != DFA_REJECT,
+                        "byte {b:#x}, state {state}, stop {stop}"
+                    );
+                    assert!(!fast || slow, "byte {b:#x}, state {state}, stop {stop}");
+                }
+            }
+        }
     }
 
     /// Byte chunks that split characters, and bytes that are not UTF-8, wait in the queue

@@ -154,10 +154,10 @@ pub(crate) const STOP_AMP: u8 = 4;
 /// `STOP_CLASS` bit of the bytes of non-ASCII characters (not a stop: see [`stop_or_high`]).
 pub(crate) const STOP_HIGH: u8 = 8;
 
-/// Which `STOP_*` bit a byte has.
+/// Which `STOP_*` bit each byte has.
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
-static STOP_CLASS: [u8; 256] = {
+pub(crate) const fn stop_classes() -> [u8; 256] {
     let mut t = [0u8; 256];
     let mut c = 0usize;
     while c < 256 {
@@ -171,7 +171,9 @@ static STOP_CLASS: [u8; 256] = {
         c += 1;
     }
     t
-};
+}
+
+static STOP_CLASS: [u8; 256] = stop_classes();
 
 /// Whether `b` holds a byte with one of the `STOP_*` bits in `mask`, which includes
 /// `STOP_NL`.

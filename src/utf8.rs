@@ -121,44 +121,43 @@ fn seq_len(lead: u8) -> usize {
 /// whose bytes so far can still complete one (the ranges of Unicode's table of well-formed
 /// sequences). The queue of byte chunks (`StreamParser::take_queued`) carries it from chunk to
 /// chunk, so that non-ASCII chunks wait there too and the queue can end inside a character.
+/// A state is its row index times [`DFA_STRIDE`]: the offset of its field in [`dfa_rows`]'
+/// rows, so that a step shifts by the state itself (decision 66).
 pub(crate) const DFA_ACCEPT: u8 = 0;
 /// See [`DFA_ACCEPT`].
-pub(crate) const DFA_REJECT: u8 = 1;
+pub(crate) const DFA_REJECT: u8 = DFA_STRIDE;
+
+/// Bits of a state's field in a row of [`dfa_rows`]: 9 fields of 6 bits fit a `u64`, and
+/// each holds the next state (at most 8 × 6 = 48, so 6 bits), already scaled.
+const DFA_STRIDE: u8 = 6;
 
 /// Byte classes of the state machine: ASCII; continuation bytes 80–8F, 90–9F, A0–BF (the
 /// second byte of E0, ED, F0 and F4 sequences is limited to some of them); never in UTF-8
 /// (C0, C1, F5–FF); leads C2–DF, E0, E1–EC and EE–EF, ED, F0, F1–F3, F4.
 const DFA_CLASSES: usize = 12;
 
-// Bounds: the loop runs `b` over 0..256, the table's length (evaluated at compile time).
-#[allow(clippy::indexing_slicing)]
-static DFA_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = match b as u8 {
-            0x00..=0x7F => 0,
-            0x80..=0x8F => 1,
-            0x90..=0x9F => 2,
-            0xA0..=0xBF => 3,
-            0xC0 | 0xC1 | 0xF5..=0xFF => 4,
-            0xC2..=0xDF => 5,
-            0xE0 => 6,
-            0xE1..=0xEC | 0xEE | 0xEF => 7,
-            0xED => 8,
-            0xF0 => 9,
-            0xF1..=0xF3 => 10,
-            0xF4 => 11,
-        };
-        b += 1;
+const fn dfa_class(b: u8) -> usize {
+    match b {
+        0x00..=0x7F => 0,
+        0x80..=0x8F => 1,
+        0x90..=0x9F => 2,
+        0xA0..=0xBF => 3,
+        0xC0 | 0xC1 | 0xF5..=0xFF => 4,
+        0xC2..=0xDF => 5,
+        0xE0 => 6,
+        0xE1..=0xEC | 0xEE | 0xEF => 7,
+        0xED => 8,
+        0xF0 => 9,
+        0xF1..=0xF3 => 10,
+        0xF4 => 11,
     }
-    t
-};
+}
 
-/// States: accept, reject, then 1, 2 or 3 continuation bytes to go, then the second byte of
-/// an E0, ED, F0 or F4 sequence to come.
-static DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
-    const R: u8 = DFA_REJECT;
+/// Row indices of the states: accept, reject, then 1, 2 or 3 continuation bytes to go, then
+/// the second byte of an E0, ED, F0 or F4 sequence to come.
+const DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
+    const A: u8 = 0;
+    const R: u8 = 1;
     const NEED1: u8 = 2;
     const NEED2: u8 = 3;
     const NEED3: u8 = 4;
@@ -167,11 +166,9 @@ static DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
     const F0: u8 = 7;
     const F4: u8 = 8;
     [
-        [DFA_ACCEPT, R, R, R, R, NEED1, E0, NEED2, ED, F0, NEED3, F4],
+        [A, R, R, R, R, NEED1, E0, NEED2, ED, F0, NEED3, F4],
         [R; DFA_CLASSES],
-        [
-            R, DFA_ACCEPT, DFA_ACCEPT, DFA_ACCEPT, R, R, R, R, R, R, R, R,
-        ],
+        [R, A, A, A, R, R, R, R, R, R, R, R],
         [R, NEED1, NEED1, NEED1, R, R, R, R, R, R, R, R],
         [R, NEED2, NEED2, NEED2, R, R, R, R, R, R, R, R],
         [R, R, R, NEED1, R, R, R, R, R, R, R, R],
@@ -181,45 +178,74 @@ static DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
     ]
 };
 
-/// The two tables above as one row per byte: the next state of every state, 4 bits each
-/// (state `s` at bits `4s..4s + 4`). A step is then one load that does not wait on the
-/// state (the byte is known) and a shift by it, instead of a load indexed by the state:
-/// chains of steps over a chunk run about as fast as the bytes come.
+/// The tables above as one row per byte: the next state of every state, [`DFA_STRIDE`]
+/// bits each (state `s` at bits `s..s + 6`, `s` being the scaled state). A step is then one
+/// load that does not wait on the state (the byte is known) and a shift by the state,
+/// instead of a load indexed by the state: chains of steps over a chunk run about as fast
+/// as the bytes come. Bits 54 and up are 0 (`StreamParser`'s queue keeps its stop classes
+/// there).
 // Bounds: the loops run `b` over 0..256 and `s` over the 9 states, the tables' lengths, and
 // classes are < DFA_CLASSES (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
-static DFA_ROW: [u64; 256] = {
+pub(crate) const fn dfa_rows() -> [u64; 256] {
     let mut t = [0u64; 256];
     let mut b = 0;
     while b < 256 {
         let mut row = 0u64;
         let mut s = 0;
         while s < DFA_NEXT.len() {
-            row |= (DFA_NEXT[s][DFA_CLASS[b] as usize] as u64) << (4 * s);
+            let next = DFA_NEXT[s][dfa_class(b as u8)] as u64 * DFA_STRIDE as u64;
+            row |= next << (s * DFA_STRIDE as usize);
             s += 1;
         }
         t[b] = row;
         b += 1;
     }
     t
-};
+}
 
-/// The state after byte `b` from `state`: one step of [`dfa_run`].
-// Bounds: bytes index 256 entries.
-#[allow(clippy::indexing_slicing)]
+static DFA_ROW: [u64; 256] = dfa_rows();
+
+/// The state `row` (one of [`dfa_rows`], maybe with more bits above) gives after `state`.
 #[inline(always)]
-pub(crate) fn dfa_step(state: u8, b: u8) -> u8 {
-    // (States are < 9, so the shift is < 36 and the 4 bits are a state.)
-    ((DFA_ROW[usize::from(b)] >> (4 * u32::from(state))) & 0xF) as u8
+pub(crate) fn dfa_next(row: u64, state: u8) -> u8 {
+    // (States are at most 48, so the shift is < 64, and 6 bits are a state.)
+    ((row >> state) & 0x3F) as u8
 }
 
 /// The state after `bytes` from `state` ([`DFA_ACCEPT`]); [`DFA_REJECT`] as soon as they
 /// cannot be UTF-8.
-pub(crate) fn dfa_run(mut state: u8, bytes: &[u8]) -> u8 {
+// Bounds: bytes index 256 entries.
+#[allow(clippy::indexing_slicing)]
+#[inline]
+pub(crate) fn dfa_run(state: u8, bytes: &[u8]) -> u8 {
+    // Unmasked between steps: a shift takes the low 6 bits of its count, which are the
+    // state; the bits above it are the row's other fields.
+    let mut s = u64::from(state);
     for &b in bytes {
-        state = dfa_step(state, b);
+        s = DFA_ROW[usize::from(b)].wrapping_shr(s as u32);
     }
-    state
+    (s & 0x3F) as u8
+}
+
+/// [`dfa_run`] on the first `n` bytes (4 to 8) of the little-endian word `w`
+/// (`text::word_of`): the first four steps unrolled, no slice loop and no length test.
+// Bounds: a byte (`& 0xFF`) indexes 256 entries.
+#[allow(clippy::indexing_slicing)]
+#[inline(always)]
+pub(crate) fn dfa_run_word(state: u8, w: u64, n: usize) -> u8 {
+    let row = |b: u64| DFA_ROW[(b & 0xFF) as usize];
+    let mut s = u64::from(state);
+    s = row(w).wrapping_shr(s as u32);
+    s = row(w >> 8).wrapping_shr(s as u32);
+    s = row(w >> 16).wrapping_shr(s as u32);
+    s = row(w >> 24).wrapping_shr(s as u32);
+    let mut rest = w >> 32;
+    for _ in 4..n {
+        s = row(rest).wrapping_shr(s as u32);
+        rest >>= 8;
+    }
+    (s & 0x3F) as u8
 }
 
 impl Utf8Decoder {
@@ -553,6 +579,49 @@ mod tests {
             }
         }
         padded("héllo 日本 🎉".as_bytes());
+    }
+
+    /// `dfa_run_word` against `dfa_run` from every state, on words of 4 to 8 bytes whose
+    /// first four are drawn from the bytes at the edges of the byte classes, and on every
+    /// byte value at each position of a few words.
+    #[test]
+    fn dfa_word_steps_match_the_byte_steps() {
+        let edges: Vec<u8> = vec![
+            0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xE1,
+            0xED, 0xEE, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF,
+        ];
+        let states: Vec<u8> = (0..9).map(|k| k * DFA_STRIDE).collect();
+        let check = |b: &[u8]| {
+            let w = crate::text::word_of(b).expect("4 to 8 bytes");
+            for &s in &states {
+                assert_eq!(
+                    dfa_run_word(s, w, b.len()),
+                    dfa_run(s, b),
+                    "{b:x?} from {s}"
+                );
+            }
+        };
+        let tails: [&[u8]; 5] = [b"", b"a", &[0xC3, 0xA9], &[0xE6, 0x97, 0xA5], &[0x80; 4]];
+        for &a in &edges {
+            for &b in &edges {
+                for &c in &edges {
+                    for &d in &edges {
+                        for tail in tails {
+                            check(&[&[a, b, c, d], tail].concat());
+                        }
+                    }
+                }
+            }
+        }
+        let mut word = "é日本".as_bytes().to_vec();
+        for i in 0..word.len() {
+            for v in 0..=255u8 {
+                let keep = word[i];
+                word[i] = v;
+                check(&word);
+                word[i] = keep;
+            }
+        }
     }
 
     /// `valid_prefix` against `from_utf8` on every sequence of up to three bytes that
