@@ -182,8 +182,8 @@ const DFA_NEXT: [[u8; DFA_CLASSES]; 9] = {
 /// bits each (state `s` at bits `s..s + 6`, `s` being the scaled state). A step is then one
 /// load that does not wait on the state (the byte is known) and a shift by the state,
 /// instead of a load indexed by the state: chains of steps over a chunk run about as fast
-/// as the bytes come. Bits 54 and up are 0 (`StreamParser`'s queue keeps its stop classes
-/// there).
+/// as the bytes come. Bits 54 and up are 0 (`StreamParser`'s queue keeps a byte's class
+/// there: `parser::QUEUE_ROW`).
 // Bounds: the loops run `b` over 0..256 and `s` over the 9 states, the tables' lengths, and
 // classes are < DFA_CLASSES (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
@@ -583,7 +583,7 @@ mod tests {
 
     /// `dfa_run_word` against `dfa_run` from every state, on words of 4 to 8 bytes whose
     /// first four are drawn from the bytes at the edges of the byte classes, and on every
-    /// byte value at each position of a few words.
+    /// byte value at each position of an 8-byte word of three characters.
     #[test]
     fn dfa_word_steps_match_the_byte_steps() {
         let edges: Vec<u8> = vec![
