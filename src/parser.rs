@@ -101,6 +101,9 @@ pub struct StreamParser {
     /// Chunks the inside-a-tag short path took (for tests).
     #[cfg(test)]
     tag_taken: usize,
+    /// Chunks that ended inside a character and were fed with the queue (for tests).
+    #[cfg(test)]
+    split_joined: usize,
     /// Chunks the tag-opening short path took (for tests).
     #[cfg(test)]
     open_taken: usize,
@@ -300,6 +303,8 @@ impl StreamParser {
             #[cfg(test)]
             tag_taken: 0,
             #[cfg(test)]
+            split_joined: 0,
+            #[cfg(test)]
             open_taken: 0,
         }
     }
@@ -476,27 +481,55 @@ impl StreamParser {
         self.queue = queue;
     }
 
-    /// Feeds the queue and `chunk` after it in one piece, if `chunk` is short and whole
-    /// characters (a token that may not wait, most often a tag's last bytes); returns
-    /// whether it did, leaving only the flush to do. Otherwise feeds the queue alone
-    /// ([`feed_queue`](StreamParser::feed_queue)), before `chunk` goes its way.
+    /// Feeds the queue and `chunk` after it in one piece, if `chunk` is short and keeps the
+    /// queue UTF-8 (a token that may not wait, most often a tag's last bytes); returns
+    /// whether it did, leaving only the flush to do. A chunk that ends inside a character
+    /// joins too: the decoder keeps that character's start waiting, as it would after the
+    /// chunk went its own way (decision 67). Otherwise feeds the queue alone
+    /// ([`feed_queue`](StreamParser::feed_queue)), before `chunk` goes its way (and reports
+    /// its bad byte).
     /// Debug builds never join: the queue goes alone, so that `feed_queue` checks after
     /// every queue that it made nothing final (the claim `take_queued` rests on).
     #[inline(never)]
     fn feed_queue_and(&mut self, chunk: &[u8]) -> bool {
-        // (Not after a character that waited in the decoder when the queue started.)
+        // (Not after a character that waited in the decoder when the queue started: the
+        // queue's UTF-8 state starts there.)
         if chunk.len() <= QUEUE_JOIN_MAX && !cfg!(debug_assertions) && !self.utf8.has_partial() {
+            // A chunk that ends in ASCII ends a character if it is UTF-8 at all, which the
+            // validator says; otherwise the queue's own UTF-8 state, stepped on, says where
+            // they end.
+            let state = match chunk.last() {
+                Some(&c) if c < 0x80 => DFA_ACCEPT,
+                _ => crate::utf8::dfa_run(self.queue_utf8(), chunk),
+            };
             let mut queue = std::mem::take(&mut self.queue);
             let k = queue.len();
-            queue.extend_from_slice(chunk);
-            if let Some(s) = crate::utf8::to_str(&queue) {
-                self.utf8.consumed += queue.len() as u64;
-                self.feed_str(s);
+            if state == DFA_ACCEPT {
+                queue.extend_from_slice(chunk);
+                if let Some(s) = crate::utf8::to_str(&queue) {
+                    self.utf8.consumed += queue.len() as u64;
+                    self.feed_str(s);
+                    queue.clear();
+                    self.queue = queue;
+                    return true;
+                }
+                queue.truncate(k);
+            } else if state != crate::utf8::DFA_REJECT {
+                // Inside a character at the end: its start waits in the decoder.
+                queue.extend_from_slice(chunk);
+                let mut utf8 = std::mem::take(&mut self.utf8);
+                let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
+                self.utf8 = utf8;
+                // Not reached: the state machine rejects what `from_utf8` does.
+                debug_assert!(fed.is_ok(), "queue and chunk not UTF-8: {fed:?}");
+                #[cfg(test)]
+                {
+                    self.split_joined += 1;
+                }
                 queue.clear();
                 self.queue = queue;
                 return true;
             }
-            queue.truncate(k);
             self.queue = queue;
         }
         self.feed_queue();
@@ -1774,7 +1807,7 @@ mod tests {
         ];
         let mut state = common_seed();
         let (mut queued_high, mut open_ends, mut errors, mut updates) = (0, 0, 0, 0);
-        let (mut started_inside, mut queued_long) = (0, 0);
+        let (mut started_inside, mut queued_long, mut split_joined) = (0, 0, 0);
         let configs = queue_configs();
         for (k, config) in configs.iter().take(4).enumerate() {
             for case in 0..200 {
@@ -1863,6 +1896,7 @@ mod tests {
                 if failed || got.is_err() {
                     errors += 1;
                 }
+                split_joined += p.split_joined;
                 if lossy {
                     // Lossy mode replaces what `from_utf8_lossy` replaces, however it is cut.
                     assert!(!failed);
@@ -1879,6 +1913,11 @@ mod tests {
         assert!(open_ends * 50 > updates, "{open_ends} of {updates}");
         assert!(errors > 100, "{errors}");
         assert!(started_inside > 20, "{started_inside}");
+        // Release builds feed a chunk that ends inside a character with the queue (debug
+        // builds never join: `feed_queue_and`).
+        if !cfg!(debug_assertions) {
+            assert!(split_joined > 20, "{split_joined}");
+        }
     }
 
     /// What the queue takes of LLM-like prose in 4-byte chunks. Under `retro_line` (the
