@@ -504,33 +504,41 @@ impl StreamParser {
             };
             let mut queue = std::mem::take(&mut self.queue);
             let k = queue.len();
-            if state == DFA_ACCEPT {
-                queue.extend_from_slice(chunk);
-                if let Some(s) = crate::utf8::to_str(&queue) {
-                    self.utf8.consumed += queue.len() as u64;
-                    self.feed_str(s);
-                    queue.clear();
-                    self.queue = queue;
-                    return true;
+            queue.extend_from_slice(chunk);
+            let fed = match state {
+                DFA_ACCEPT => match crate::utf8::to_str(&queue) {
+                    Some(s) => {
+                        self.utf8.consumed += queue.len() as u64;
+                        self.feed_str(s);
+                        true
+                    }
+                    None => false,
+                },
+                crate::utf8::DFA_REJECT => false,
+                _ => {
+                    // Inside a character at the end: its start waits in the decoder.
+                    let mut utf8 = std::mem::take(&mut self.utf8);
+                    let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
+                    self.utf8 = utf8;
+                    // Not reached: the state machine rejects what `from_utf8` does.
+                    debug_assert!(fed.is_ok(), "queue and chunk not UTF-8: {fed:?}");
+                    #[cfg(test)]
+                    {
+                        self.split_joined += 1;
+                    }
+                    true
                 }
-                queue.truncate(k);
-            } else if state != crate::utf8::DFA_REJECT {
-                // Inside a character at the end: its start waits in the decoder.
-                queue.extend_from_slice(chunk);
-                let mut utf8 = std::mem::take(&mut self.utf8);
-                let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
-                self.utf8 = utf8;
-                // Not reached: the state machine rejects what `from_utf8` does.
-                debug_assert!(fed.is_ok(), "queue and chunk not UTF-8: {fed:?}");
-                #[cfg(test)]
-                {
-                    self.split_joined += 1;
-                }
+            };
+            // Fed: the queue is empty again; not: the chunk goes its own way.
+            if fed {
                 queue.clear();
-                self.queue = queue;
-                return true;
+            } else {
+                queue.truncate(k);
             }
             self.queue = queue;
+            if fed {
+                return true;
+            }
         }
         self.feed_queue();
         false
