@@ -151,13 +151,14 @@ pub(crate) const STOP_GT: u8 = 2;
 /// `STOP_CLASS` bit of `&`: it ends a queue when references are decoded (one may decode to
 /// a newline).
 pub(crate) const STOP_AMP: u8 = 4;
-/// `STOP_CLASS` bit of the bytes of non-ASCII characters (not a stop: see [`stop_or_high`]).
+/// `STOP_CLASS` bit of the bytes of non-ASCII characters: not a stop, but the one-byte
+/// queue test sends them out of line (`StreamParser::take_queued`).
 pub(crate) const STOP_HIGH: u8 = 8;
 
 /// Which `STOP_*` bit each byte has.
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
-pub(crate) const fn stop_classes() -> [u8; 256] {
+const fn stop_classes() -> [u8; 256] {
     let mut t = [0u8; 256];
     let mut c = 0usize;
     while c < 256 {
@@ -199,16 +200,6 @@ pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
 #[inline(always)]
 pub(crate) fn stop_class(c: u8) -> u8 {
     STOP_CLASS[usize::from(c)]
-}
-
-/// `(has_stop(b, mask), !b.is_ascii())`, in one pass over a short slice.
-#[inline(always)]
-pub(crate) fn stop_or_high(b: &[u8], mask: u8) -> (bool, bool) {
-    if b.len() >= SHORT {
-        return (has_stop(b, mask), !b.is_ascii());
-    }
-    let class = b.iter().fold(0, |a, &c| a | stop_class(c));
-    (class & mask != 0, class & STOP_HIGH != 0)
 }
 
 /// A chunk of 4 to 8 bytes as one little-endian word, the bytes past it 0 (two overlapping
