@@ -347,22 +347,12 @@ impl StreamParser {
     /// poisoned there).
     #[inline(never)]
     fn feed_queue(&mut self) -> Result<(), Error> {
-        let mut queue = std::mem::take(&mut self.queue);
-        // Through the decoder, as if the chunks had gone through it one by one: a character
-        // that waited in it when the queue started is completed by the queue's first bytes,
-        // and one that the last byte chunk left incomplete waits in it. One validation for
-        // the whole queue, not one per chunk (a validator's set-up costs more than a short
-        // chunk's copy).
-        let mut utf8 = std::mem::take(&mut self.utf8);
-        let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
-        self.utf8 = utf8;
+        let fed = self.decode_queue();
         debug_assert!(
             self.builder.flush_is_noop(),
             "queued input made output final"
         );
-        queue.clear();
-        self.queue = queue;
-        fed.map_err(|e| self.poison(e))
+        fed
     }
 
     /// Feeds the queue and `chunk` after it in one piece, if `chunk` is short (a token that
@@ -382,32 +372,43 @@ impl StreamParser {
         }
         let mut queue = std::mem::take(&mut self.queue);
         queue.extend_from_slice(chunk);
-        // Most often whole characters with none waiting: validated at once. Otherwise (a
-        // character waits, or one is left incomplete, or a byte is bad) through the decoder.
+        // Most often whole characters with none waiting: validated at once and parsed
+        // without the decoder's indirect call per piece (decision 68).
         let whole = match self.utf8.has_partial() {
             false => crate::utf8::to_str(&queue),
             true => None,
         };
-        let fed = match whole {
-            Some(s) => {
-                self.utf8.consumed += queue.len() as u64;
-                self.feed_str(s);
-                Ok(())
-            }
-            None => {
-                let mut utf8 = std::mem::take(&mut self.utf8);
-                let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
-                self.utf8 = utf8;
-                #[cfg(test)]
-                {
-                    self.split_joined += usize::from(fed.is_ok() && self.utf8.has_partial());
-                }
-                fed
-            }
-        };
+        if let Some(s) = whole {
+            self.utf8.consumed += queue.len() as u64;
+            self.feed_str(s);
+            queue.clear();
+            self.queue = queue;
+            return Ok(true);
+        }
+        // Otherwise (a character waits, or one is left incomplete, or a byte is bad).
+        self.queue = queue;
+        self.decode_queue()?;
+        #[cfg(test)]
+        {
+            self.split_joined += usize::from(self.utf8.has_partial());
+        }
+        Ok(true)
+    }
+
+    /// The queue through the decoder and into the machine, as if its chunks had gone through
+    /// the decoder one by one: a character that waited in it when the queue started is
+    /// completed by the queue's first bytes, and one that the last byte chunk left
+    /// incomplete waits in it. One validation for the whole queue, not one per chunk (a
+    /// validator's set-up costs more than a short chunk's copy). Leaves the queue empty,
+    /// its buffer kept; an invalid byte poisons the parser.
+    fn decode_queue(&mut self) -> Result<(), Error> {
+        let mut queue = std::mem::take(&mut self.queue);
+        let mut utf8 = std::mem::take(&mut self.utf8);
+        let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
+        self.utf8 = utf8;
         queue.clear();
         self.queue = queue;
-        fed.map(|()| true).map_err(|e| self.poison(e))
+        fed.map_err(|e| self.poison(e))
     }
 
     /// The fastest path: a chunk of plain text within the budget the last flush left
@@ -601,13 +602,13 @@ impl StreamParser {
             // while an open tag may have an annotation out already: a tag may close it, or
             // text reach its span limit, and the annotation learns how it closed in that
             // update (the plain budget stops short of the limit, and `>` ends the queue).
-            let room;
-            (room, self.queue_stop) = match self.builder.line_pin_room() {
+            let (room, stop) = match self.builder.line_pin_room() {
                 Some(room) if room > 0 && !self.builder.open_before_frontier() => {
                     (room, STOP_NL | amp)
                 }
                 _ => (self.text_budget, STOP_NL | STOP_GT | amp),
             };
+            self.queue_stop = stop;
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
             // (else, in strict mode, the queue is an error and outputs nothing past the bad
             // byte), and at most three in lossy mode (a bad byte becomes U+FFFD: decision

@@ -155,10 +155,10 @@ pub(crate) const STOP_AMP: u8 = 4;
 /// queue test sends them out of line (`StreamParser::take_queued`).
 pub(crate) const STOP_HIGH: u8 = 8;
 
-/// Which `STOP_*` bit each byte has.
+/// Which `STOP_*` bit a byte has.
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
-const fn stop_classes() -> [u8; 256] {
+static STOP_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut c = 0usize;
     while c < 256 {
@@ -172,9 +172,7 @@ const fn stop_classes() -> [u8; 256] {
         c += 1;
     }
     t
-}
-
-static STOP_CLASS: [u8; 256] = stop_classes();
+};
 
 /// Whether `b` holds a byte with one of the `STOP_*` bits in `mask`, which includes
 /// `STOP_NL`.
