@@ -10,8 +10,8 @@
 //!
 //! Reported per run: allocations (`alloc` and `realloc` calls) per MB, bytes requested per
 //! MB, the peak of live heap above what was live before the run, and the updates and events
-//! to relate them to. The library's rule (DESIGN.md, decision 31): allocations follow tags
-//! and emissions longer than 128 bytes, never input bytes or updates.
+//! to relate them to. The library's rule (DESIGN.md, decisions 31 and 69): allocations follow
+//! tags and emissions longer than 4 KiB, never input bytes or updates.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;

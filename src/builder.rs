@@ -169,8 +169,8 @@ pub(crate) struct Builder {
     /// The annotations of `open`, in order, once an emission has needed them as a list;
     /// dropped whenever a tag opens or closes (see `emit_inside_open`).
     open_list: Option<Arc<[Annotation]>>,
-    /// The buffer of the last short emission (`POOL_MAX`), rewritten by the next one once no
-    /// event holds it (decision 31); none until the first.
+    /// The buffer of the last emission of up to `POOL_MAX` bytes, rewritten by the next one
+    /// once no event holds it (decisions 31 and 69); none until the first.
     pool: Option<Arc<String>>,
     pub(crate) events: Vec<Event>,
     /// Changed since the last flush (a flush of an unchanged builder emits nothing).
@@ -1625,27 +1625,39 @@ const HEAP_MIN: usize = 16;
 const ADOPT_MIN: usize = 16 << 10;
 
 /// Emissions of at most this many bytes are copied into the builder's reusable buffer
-/// (`Builder::pool`, this large) when no event holds it: a stream whose events are dropped
-/// before the next update (the usual consumer) then allocates nothing per emission, however
-/// small its chunks; longer emissions allocate once per at least this many bytes.
-const POOL_MAX: usize = 128;
+/// (`Builder::pool`, grown up to this size) when no event holds it: a stream whose events
+/// are dropped before the next update (the usual consumer) then allocates nothing per
+/// emission, whatever its chunks; longer emissions allocate once per at least this many
+/// bytes. As large as the queue's bound (`parser::QUEUE_MAX`): a parser that has emitted
+/// holds at most this much more (decision 69).
+const POOL_MAX: usize = 4 << 10;
 
-/// The buffer for a short emission `text` (at most `POOL_MAX` bytes): the pooled one,
-/// rewritten, when nothing else holds it any more (the first time, a new one); while an
-/// event still holds it, a copy of exact size as for longer emissions, so a consumer that
-/// keeps its events pays what it did without the pool.
+/// The pooled buffer's first capacity (the pool's whole size before decision 69).
+const POOL_FIRST: usize = 128;
+
+/// The buffer for an emission `text` of at most `POOL_MAX` bytes: the pooled one,
+/// rewritten, when nothing else holds it any more (the first time, a new one of at least
+/// `POOL_FIRST` bytes; one too small is replaced by one of at least twice its size); while
+/// an event still holds it, a copy of exact size as for longer emissions, so a consumer
+/// that keeps its events pays what it did without the pool.
 fn pooled(pool: &mut Option<Arc<String>>, text: &str) -> SharedBuf {
     match pool {
         Some(p) => match Arc::get_mut(p) {
             Some(s) => {
-                s.clear();
+                if s.capacity() < text.len() {
+                    // Grown by doubling (not `reserve`, whose `realloc` would copy the
+                    // old text).
+                    *s = String::with_capacity(text.len().max(2 * s.capacity()).min(POOL_MAX));
+                } else {
+                    s.clear();
+                }
                 s.push_str(text);
                 SharedBuf::Pooled(Arc::clone(p))
             }
             None => SharedBuf::Copied(Arc::from(text)),
         },
         None => {
-            let mut s = String::with_capacity(POOL_MAX);
+            let mut s = String::with_capacity(text.len().max(POOL_FIRST));
             s.push_str(text);
             let p = Arc::new(s);
             *pool = Some(Arc::clone(&p));

@@ -143,7 +143,7 @@ fn allocations_per_megabyte() {
         ));
         // Allocation follows the tags, never the input bytes, the updates nor the number of
         // segments: one annotation per tag (short attribute names and values are inline),
-        // one text buffer per emission of more than 128 bytes shared by its segments (a
+        // one text buffer per emission of more than 4 KiB shared by its segments (a
         // shorter one reuses the parser's pooled buffer, as the events here are dropped
         // before the next update), replay buffers reused, plus amortized growth. The text
         // has a paragraph break per three tags, so longer emissions add fewer than tags.
@@ -153,6 +153,46 @@ fn allocations_per_megabyte() {
         );
     }
     eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn long_emissions_reuse_the_pooled_buffer() {
+    let _g = measuring();
+    // Emissions of 0.2 to 4 KiB: paragraphs of plain text of growing length, each ended by
+    // a postfix cite (the tag's end is an emission), and plain text with no tag at all (the
+    // text is emitted as a line ends). A consumer that drops its events before the next
+    // update gets every emission of up to 4 KiB in the parser's pooled buffer (decision 69):
+    // allocations follow the tags (one annotation each) plus the pool's growth, not the
+    // emissions. Decision 31's 128-byte pool allocated once per emission here.
+    let mut cited = String::new();
+    let mut plain = String::new();
+    for k in 0..200 {
+        let words = "more prose with no tag in it; ".repeat(8 + (k * 7) % 120);
+        cited.push_str(&format!("{words}<cite id={k}>.\n"));
+        plain.push_str(&words);
+        plain.push('\n');
+    }
+    let tags = cited.matches("<cite").count();
+    let emissions = |input: &str| input.matches('\n').count();
+    for (name, input, annotations) in [("cited", &cited, tags), ("plain", &plain, 0)] {
+        for chunk in [64, 4, 1] {
+            let mut p = StreamParser::new(&config());
+            let start = ALLOCS.load(Ordering::Relaxed);
+            let events = stream(&mut p, input, chunk);
+            let allocs = ALLOCS.load(Ordering::Relaxed) - start;
+            eprintln!(
+                "{name}, {} bytes in {chunk}-byte chunks: {allocs} allocations for {annotations} \
+                 tags, {} lines, {events} events",
+                input.len(),
+                emissions(input)
+            );
+            assert!(events >= emissions(input), "{name}: {events} events");
+            assert!(
+                allocs <= annotations + 32,
+                "{name} in {chunk}-byte chunks: {allocs} allocations for {annotations} tags"
+            );
+        }
+    }
 }
 
 #[test]
