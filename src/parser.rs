@@ -71,7 +71,8 @@ pub struct StreamParser {
     src: usize,
     life: Life,
     /// Plain text bytes that may go straight to the builder with no flush (see
-    /// `Builder::plain_budget`); 0 unless running with no partial character.
+    /// `Builder::plain_budget`); 0 unless running with no partial character, and 0 while
+    /// the queue may take chunks (`queue_room > 0`: decision 70).
     plain_budget: usize,
     /// The same budget whether or not a partial character waits (`plain_budget` is 0 then,
     /// so that the ASCII path does not run): byte chunks that complete one or end inside
@@ -84,6 +85,7 @@ pub struct StreamParser {
     /// How many more bytes `take_queued` may take: at most `QUEUE_MAX`, and the room the
     /// last flush found (`Builder::line_pin_room`, else `Builder::plain_budget`) less what
     /// was taken since; 0 while anything else has changed the machine since that flush.
+    /// While it is not 0, the plain budgets are (decision 70).
     queue_room: usize,
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
@@ -316,9 +318,6 @@ impl StreamParser {
             }
         }
         self.queue_room -= n;
-        // The queue goes first: nothing may be appended past it.
-        self.plain_budget = 0;
-        self.text_budget = 0;
         true
     }
 
@@ -432,7 +431,7 @@ impl StreamParser {
         }
         self.plain_budget -= chunk.len();
         self.text_budget = self.plain_budget;
-        self.queue_room = self.queue_room.saturating_sub(chunk.len());
+        debug_assert!(self.queue_room == 0, "plain budget with the queue on");
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         self.src += chunk.len();
         self.utf8.consumed += chunk.len() as u64;
@@ -464,7 +463,6 @@ impl StreamParser {
             self.plain_budget = self.text_budget;
             self.utf8.consumed += chunk.len() as u64;
             self.src += s.len();
-            self.queue_room = self.queue_room.saturating_sub(s.len());
         } else {
             let Some(split) = self.utf8.split(chunk) else {
                 return false;
@@ -484,17 +482,12 @@ impl StreamParser {
             };
             self.utf8.keep(&split, chunk.len());
             self.src += n;
-            // (The room counts output. A character left waiting ends the queue's.)
-            self.queue_room = if split.has_tail() {
-                0
-            } else {
-                self.queue_room.saturating_sub(n)
-            };
             #[cfg(test)]
             {
                 self.split_taken += 1;
             }
         }
+        debug_assert!(self.queue_room == 0, "plain budget with the queue on");
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         true
     }
@@ -622,6 +615,15 @@ impl StreamParser {
                 // The first time a line may wait: room for a line, in one step rather than
                 // by doubling from 8 bytes (decision 49).
                 self.queue.reserve(QUEUE_FIRST);
+            }
+            if self.queue_room > 0 {
+                // The queue takes what the plain budgets would (plain text has no newline
+                // and no `&`), but for a chunk past its room or one with a `>` where `>`
+                // stops it, which now goes the full way; and nothing may be appended past
+                // what it holds. With the budgets at 0 from here, a queued chunk need not
+                // clear them (decision 70).
+                self.plain_budget = 0;
+                self.text_budget = 0;
             }
         }
         Events::of(&mut self.builder.events)
@@ -1566,6 +1568,15 @@ mod tests {
                         queued += 1;
                         assert!(got.is_empty());
                     }
+                    // While the queue may take chunks, the plain budgets are 0 (decision
+                    // 70): a queued chunk need not clear them.
+                    assert!(
+                        p.queue_room == 0 || (p.plain_budget == 0 && p.text_budget == 0),
+                        "{input:?} at {at}..{cut}: room {}, budgets {} / {}",
+                        p.queue_room,
+                        p.plain_budget,
+                        p.text_budget
+                    );
                     assert!(q.queue.is_empty());
                     updates += 1;
                     doc.extend(got);
