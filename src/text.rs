@@ -226,7 +226,10 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
         let x = w ^ (LO * u64::from(c));
         x.wrapping_sub(LO) & !x & WORD_HIGH != 0
     };
-    has(b'\n') || (mask & STOP_GT != 0 && has(b'>')) || (mask & STOP_AMP != 0 && has(b'&'))
+    // (One test of the mask for the usual newline-only stop.)
+    has(b'\n')
+        || (mask & (STOP_GT | STOP_AMP) != 0
+            && ((mask & STOP_GT != 0 && has(b'>')) || (mask & STOP_AMP != 0 && has(b'&'))))
 }
 
 /// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup
