@@ -1682,7 +1682,8 @@ impl Builder {
         let hi = self.held_off + n;
         let before = self.held_off;
         let after = self.held.len() - hi;
-        if n <= POOL_MAX {
+        // (The last emission makes no pool: none would reuse it. `parse()` has one.)
+        if n <= POOL_MAX && !(last && self.pool.is_none()) {
             return (pooled(&mut self.pool, &self.held[before..hi]), 0);
         }
         if n < ADOPT_MIN || before > n / 8 || after > n / 8 {
