@@ -1632,8 +1632,9 @@ const ADOPT_MIN: usize = 16 << 10;
 /// holds at most this much more (decision 69).
 const POOL_MAX: usize = 4 << 10;
 
-/// The pooled buffer's first capacity (the pool's whole size before decision 69).
-const POOL_FIRST: usize = 128;
+/// The pooled buffer's first capacity: room for a line's emission in one step (as
+/// `parser::QUEUE_FIRST` for the queue).
+const POOL_FIRST: usize = 512;
 
 /// The buffer for an emission `text` of at most `POOL_MAX` bytes: the pooled one,
 /// rewritten, when nothing else holds it any more (the first time, a new one of at least
