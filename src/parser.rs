@@ -567,21 +567,16 @@ impl StreamParser {
         true
     }
 
-    /// Emits what is final and sets the budget of [`take_plain`](StreamParser::take_plain).
+    /// Emits what is final and sets the room of [`take_queued`](StreamParser::take_queued)
+    /// or else the budget of [`take_plain`](StreamParser::take_plain).
     fn flush(&mut self) -> Events<'_> {
         self.builder.flush();
         let passes = self.tokenizer.passes_plain_text(&self.rules);
-        // (Valid with a partial character waiting too: the budget counts decoded text.)
-        self.text_budget = if passes {
-            self.builder.plain_budget()
-        } else {
-            0
-        };
-        let whole = !self.utf8.has_partial();
-        self.plain_budget = if whole { self.text_budget } else { 0 };
         debug_assert!(self.queue.is_empty());
         self.queue_room = 0;
         self.queue_stop = 0;
+        // `Builder::plain_budget`, once asked.
+        let mut budget = None;
         if self.queue_on && passes {
             use crate::text::{STOP_AMP, STOP_GT, STOP_NL};
             let amp = if self.rules.decode_entities {
@@ -599,7 +594,12 @@ impl StreamParser {
                 Some(room) if room > 0 && !self.builder.open_before_frontier() => {
                     (room, STOP_NL | amp)
                 }
-                _ => (self.text_budget, STOP_NL | STOP_GT | amp),
+                // (Valid with a partial character waiting too: the budget counts decoded
+                // text.)
+                _ => (
+                    *budget.insert(self.builder.plain_budget()),
+                    STOP_NL | STOP_GT | amp,
+                ),
             };
             self.queue_stop = stop;
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
@@ -611,21 +611,32 @@ impl StreamParser {
             self.queue_room = room
                 .saturating_sub(self.utf8.partial().len())
                 .min(QUEUE_MAX);
-            if self.queue_room > 0 && self.queue.capacity() == 0 {
-                // The first time a line may wait: room for a line, in one step rather than
-                // by doubling from 8 bytes (decision 49).
-                self.queue.reserve(QUEUE_FIRST);
-            }
             if self.queue_room > 0 {
+                if self.queue.capacity() == 0 {
+                    // The first time a line may wait: room for a line, in one step rather
+                    // than by doubling from 8 bytes (decision 49).
+                    self.queue.reserve(QUEUE_FIRST);
+                }
                 // The queue takes what the plain budgets would (plain text has no newline
                 // and no `&`), but for a chunk past its room or one with a `>` where `>`
                 // stops it, which now goes the full way; and nothing may be appended past
                 // what it holds. With the budgets at 0 from here, a queued chunk need not
-                // clear them (decision 70).
+                // clear them, and the line regime need not ask for them (decision 70).
                 self.plain_budget = 0;
                 self.text_budget = 0;
+                return Events::of(&mut self.builder.events);
             }
         }
+        self.text_budget = match (passes, budget) {
+            (false, _) => 0,
+            (true, Some(b)) => b,
+            (true, None) => self.builder.plain_budget(),
+        };
+        self.plain_budget = if self.utf8.has_partial() {
+            0
+        } else {
+            self.text_budget
+        };
         Events::of(&mut self.builder.events)
     }
 
