@@ -1683,7 +1683,8 @@ impl Builder {
         let hi = self.held_off + n;
         let before = self.held_off;
         let after = self.held.len() - hi;
-        // (The last emission makes no pool: none would reuse it. `parse()` has one.)
+        // (The last emission makes no pool: none would reuse it. `parse()` of up to 64 KiB
+        // emits once, at the end.)
         if n <= POOL_MAX && !(last && self.pool.is_none()) {
             return (pooled(&mut self.pool, &self.held[before..hi]), 0);
         }
