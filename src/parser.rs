@@ -330,11 +330,11 @@ impl StreamParser {
         class & self.queue_stop & !crate::text::STOP_HIGH == 0
     }
 
-    /// Stops the parser at an invalid byte (`e`), which it returns: only `finish` may
-    /// follow, and ends the input before that byte.
+    /// Stops the parser at an invalid byte, or at a character the input left incomplete
+    /// (`e`, which it returns): only `finish` may follow, and ends the input before it.
     #[cold]
     fn poison(&mut self, e: Error) -> Error {
-        if let Error::InvalidUtf8 { offset } = e {
+        if let Error::InvalidUtf8 { offset } | Error::TruncatedUtf8 { offset } = e {
             self.life = Life::Poisoned(offset);
         }
         e
@@ -844,12 +844,7 @@ impl StreamParser {
                 let mut utf8 = std::mem::take(&mut self.utf8);
                 let result = utf8.finish(&mut |s| self.feed_str(s));
                 self.utf8 = utf8;
-                if let Err(e) = result {
-                    if let Error::TruncatedUtf8 { offset } = e {
-                        self.life = Life::Poisoned(offset);
-                    }
-                    return Err(e);
-                }
+                result.map_err(|e| self.poison(e))?;
             }
         }
         self.tokenizer.finish(&self.rules, &mut self.builder);
