@@ -236,6 +236,33 @@ impl Builder {
         self.out_len
     }
 
+    /// At a line start with everything emitted and nothing open or waiting: what a new
+    /// builder is, up to positions (see `StreamParser::is_restartable`). The fields this
+    /// does not compare cannot change what comes next from here:
+    /// - `last_claim` ends before the line start, and every use of it asks for one on the
+    ///   current line (`claim_anchor`, `open_tag`, `frontier_of`); no tag is open for its
+    ///   `ClaimSpan::Open` to name;
+    /// - `kept_end` (and an open tag's copy at its newline) is read only once a kept char
+    ///   follows the position it is compared with, and that char sets it;
+    /// - `kept_from` and `nl_from` are at most `next_id`, so the next tag has seen neither a
+    ///   kept char nor a newline, as in a new builder; ids are compared only with each other;
+    /// - the cursors are caches of "first kept char at or after x", rescanned for any `x`
+    ///   past them; `clip` measures back from a tag no further than `held_start`;
+    /// - `pool`, `cur_buf`, `open_list` and `dirty` hold buffers and caches only.
+    pub(crate) fn at_fresh_line(&self) -> bool {
+        self.held_start == self.out_len
+            && self.line_start == self.out_len
+            && self.open.is_empty()
+            && self.started.is_empty()
+            && self.pending.is_empty()
+            && self.markers.is_empty()
+            && self.tok_wait.is_empty()
+            && self.tok_run.is_empty()
+            && self.n_dyn == 0
+            && self.events.is_empty()
+            && self.last_claim.is_none_or(|lc| lc.end < self.line_start)
+    }
+
     /// Output bytes held back (not yet emitted).
     pub(crate) fn held_len(&self) -> usize {
         self.out_len - self.held_start

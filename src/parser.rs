@@ -853,6 +853,42 @@ impl StreamParser {
         Ok(Events::of(&mut self.builder.events))
     }
 
+    /// Whether this parser is, up to positions, what a new one with the same configuration
+    /// is: at the start of a source line, with every output byte emitted, no tag open, no
+    /// construct unfinished, no partial character and nothing queued. Then a new parser fed
+    /// the rest of the input emits events that, merged, equal what this one would emit
+    /// (its output positions counted from [`output_len`](Self::output_len), its source
+    /// offsets from the input bytes fed so far), and its invalid UTF-8 errors are the same
+    /// errors, their offsets counted from there too. So independent parts of a large input
+    /// can be parsed at once, each started at such a point (`kxml --format count` does this
+    /// on files: DESIGN.md, decision 71).
+    ///
+    /// It errs on one side only: it may say `false` where a restart would have worked (a
+    /// state it does not recognize as new), never `true` where it would not. It is `false`
+    /// after `finish` and after an error. It does not depend on how the input was split,
+    /// except that input still queued unparsed (a chunk that ended mid-line) makes it
+    /// `false`; a chunk that ends at the newline leaves nothing queued.
+    ///
+    /// ```
+    /// use kindaxml_stream::{Config, StreamParser};
+    /// let config = Config::default().with_tags(["cite", "note"])?;
+    /// let mut parser = StreamParser::new(&config);
+    /// parser.update("Shipped <cite id=1>last week</cite>.\n")?;
+    /// assert!(parser.is_restartable());
+    /// // A postfix cite stays open until a later tag closes it: a `</cite>` would still
+    /// // change its span.
+    /// parser.update("Shipped last week <cite id=2>.\n")?;
+    /// assert!(!parser.is_restartable());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_restartable(&self) -> bool {
+        matches!(self.life, Life::Running)
+            && !self.utf8.has_partial()
+            && self.queue.is_empty()
+            && self.tokenizer.at_fresh_line(&self.rules)
+            && self.builder.at_fresh_line()
+    }
+
     /// Output bytes held back: produced but not yet emitted. Input waiting unparsed in the
     /// queue has produced nothing yet (see [`pending_input_bytes`](Self::pending_input_bytes)).
     pub fn held_output_bytes(&self) -> usize {

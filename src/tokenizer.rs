@@ -472,6 +472,18 @@ impl Tokenizer {
         }
     }
 
+    /// In text at a source line start with nothing unfinished or to replay, not in a
+    /// leading block: what a new tokenizer is, up to offsets (see
+    /// `StreamParser::is_restartable`). The line prefix matters only where fences are
+    /// recognized; `cand_src` only while a construct is unfinished; `spare` is a buffer.
+    pub(crate) fn at_fresh_line(&self, rules: &Rules) -> bool {
+        matches!(self.state, State::Text)
+            && self.replays.is_empty()
+            && self.aborted.is_none()
+            && self.leading == Leading::Off
+            && (self.line_prefix == Some(0) || !rules.markdown_code)
+    }
+
     /// Bytes of an unfinished construct held at the end of the input so far.
     pub(crate) fn pending_len(&self) -> usize {
         match &self.state {

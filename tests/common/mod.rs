@@ -1,6 +1,8 @@
 //! Shared test helpers: a seeded RNG, chunked feeding, and document comparison.
 #![allow(dead_code)]
 
+pub mod soup;
+
 use kindaxml_stream::{parse, Annotation, Config, Document, Event, Marker, StreamParser};
 
 /// SplitMix64: small, seeded, good enough for test-case generation.
