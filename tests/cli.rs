@@ -358,3 +358,159 @@ fn binary_garbage() {
     let o = kxml(&["--lossy", "--format", "text"], &garbage);
     assert_eq!(o.stdout, String::from_utf8_lossy(&garbage));
 }
+
+#[path = "../benches/corpus.rs"]
+mod corpus;
+
+/// What `--format count` must print for `input`, from `parse()` of the whole.
+fn count_line(input: &str, config: &kindaxml_stream::Config) -> String {
+    let doc = kindaxml_stream::parse(input, config);
+    format!(
+        "{{\"bytes\":{},\"text_bytes\":{},\"segments\":{},\"markers\":{}}}\n",
+        input.len(),
+        doc.text().len(),
+        doc.segments().len(),
+        doc.markers().len()
+    )
+}
+
+/// `--format count` of a file runs its parts on threads and joins them where the parser is
+/// restartable, else reads on (DESIGN.md, decision 71): the same line for every thread
+/// count, and the one `parse()` gives. The shapes cover joins at the first point (prose,
+/// plain), later ones, and none at all (`unicode`: a postfix cite is always open; the
+/// hostile shapes have no newline to cut at).
+#[test]
+fn count_of_a_file_is_the_same_on_any_number_of_threads() {
+    let config = kindaxml_stream::Config::default()
+        .with_tags(["cite", "note", "todo"])
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("kxml-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for shape in corpus::Shape::ALL {
+        // 8 parts of at least 64 KiB (`MIN_PART`) with `--threads 8`.
+        let input = corpus::corpus(shape, 600 << 10, 3);
+        let want = count_line(&input, &config);
+        let file = dir.join(format!("{}.txt", shape.name()));
+        std::fs::write(&file, &input).unwrap();
+        let path = file.to_str().unwrap();
+        for threads in ["1", "2", "3", "8"] {
+            let o = kxml(
+                &[
+                    "--tags",
+                    "cite,note,todo",
+                    "--format",
+                    "count",
+                    "--threads",
+                    threads,
+                    path,
+                ],
+                b"",
+            );
+            assert_eq!(o.code, 0, "{}: {}", shape.name(), o.stderr);
+            assert_eq!(o.stdout, want, "{} on {threads} threads", shape.name());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Parts that meet inside constructs (an open note, a fence, raw content, a tag candidate
+/// spanning a newline, a postfix cite, CDATA), closed in a later part or never: the count
+/// does not depend on where the parts meet.
+#[test]
+fn count_on_threads_across_open_constructs() {
+    let config = kindaxml_stream::Config::default()
+        .with_raw_tags(["think"])
+        .unwrap()
+        .with_tags(["cite", "note", "todo"])
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("kxml-threads-open-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("think.json");
+    std::fs::write(&json, r#"{"raw_tags":["think"]}"#).unwrap();
+    let line = "Plain words for a line of prose, long enough to fill a part quickly.\n";
+    let fill = line.repeat((70 << 10) / line.len());
+    let half = line.repeat((35 << 10) / line.len());
+    // Each construct opens in part 1, and is closed in the middle of part 3 or never.
+    let constructs = [
+        ("<note>An open note", "</note>"),
+        ("```\nA fence", "```\n"),
+        ("<think>Raw content", "</think>"),
+        ("Shipped <cite id=1", "\n"),
+        ("Postfix <cite id=2>.", "<cite id=3>x</cite>"),
+        ("<![CDATA[cdata", "]]>"),
+    ];
+    for (i, (open, close)) in constructs.iter().enumerate() {
+        for close in ["", close] {
+            let input = format!("{fill}{open}\n{fill}{fill}{half}{close}\n{half}{fill}<todo/>end");
+            let want = count_line(&input, &config);
+            let file = dir.join(format!("open{i}.txt"));
+            std::fs::write(&file, &input).unwrap();
+            let args = |threads: &'static str| {
+                [
+                    "--config",
+                    json.to_str().unwrap(),
+                    "--tags",
+                    "cite,note,todo",
+                    "--format",
+                    "count",
+                    "--threads",
+                    threads,
+                    file.to_str().unwrap(),
+                ]
+                .map(str::to_string)
+            };
+            for threads in ["1", "2", "4"] {
+                let a = args(threads);
+                let a: Vec<&str> = a.iter().map(String::as_str).collect();
+                let o = kxml(&a, b"");
+                assert_eq!(o.code, 0, "{open:?}: {}", o.stderr);
+                assert_eq!(
+                    o.stdout, want,
+                    "{open:?} closed by {close:?}, {threads} threads"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An error in a later part is reported as the sequential run reports it: the same
+/// message (its offset counted from the start of the file) and exit status 1; `--lossy`
+/// counts the same on any number of threads.
+#[test]
+fn count_on_threads_reports_invalid_utf8_at_its_file_offset() {
+    let dir = std::env::temp_dir().join(format!("kxml-threads-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = b"Plain words for a line of prose <cite id=1>, long enough to fill a part.\n";
+    let mut input = line.repeat((300 << 10) / line.len());
+    let bad = input.len() - 5000;
+    input[bad] = 0xFF;
+    let file = dir.join("bad.txt");
+    std::fs::write(&file, &input).unwrap();
+    let path = file.to_str().unwrap();
+    let want = format!("kxml: invalid UTF-8 at input byte offset {bad}\n");
+    for threads in ["1", "2", "4"] {
+        let o = kxml(&["--format", "count", "--threads", threads, path], b"");
+        assert_eq!(o.code, 1, "{threads} threads");
+        assert_eq!(o.stdout, "", "{threads} threads");
+        assert_eq!(o.stderr, want, "{threads} threads");
+    }
+    let lossy = String::from_utf8_lossy(&input).into_owned();
+    let config = kindaxml_stream::Config::default();
+    let mut want = count_line(&lossy, &config);
+    // `bytes` counts the input read, not the decoded text.
+    want = want.replacen(
+        &format!("\"bytes\":{}", lossy.len()),
+        &format!("\"bytes\":{}", input.len()),
+        1,
+    );
+    for threads in ["1", "2", "4"] {
+        let o = kxml(
+            &["--format", "count", "--lossy", "--threads", threads, path],
+            b"",
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert_eq!(o.stdout, want, "lossy, {threads} threads");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

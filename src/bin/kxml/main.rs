@@ -2,20 +2,23 @@
 //!
 //! ```text
 //! kxml [--config FILE.json] [--tags cite,note] [--compat] [--chunk-size N]
-//!      [--format document|jsonl|text|count] [--lossy] [FILE|-]
+//!      [--format document|jsonl|text|count] [--lossy] [--threads N] [FILE|-]
 //! ```
 //!
 //! Exit status: 0 ok, 2 usage or configuration error, 1 I/O error or invalid UTF-8.
+
+mod count;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 
-use kindaxml_stream::{Config, Document, Error, Event, Segment, StreamParser};
+use count::Tally;
+use kindaxml_stream::{Config, Document, Error, Event, StreamParser};
 
 const USAGE: &str = "\
 usage: kxml [--config FILE.json] [--tags cite,note] [--compat] [--chunk-size N]
-            [--format document|jsonl|text|count] [--lossy] [FILE|-]
+            [--format document|jsonl|text|count] [--lossy] [--threads N] [FILE|-]
 
 Parses KindaXML-annotated text (LLM output) from FILE or stdin as it arrives.
 
@@ -29,6 +32,8 @@ Parses KindaXML-annotated text (LLM output) from FILE or stdin as it arrives.
                    text: the output text only, as it becomes final
                    count: {\"bytes\":N,\"text_bytes\":N,\"segments\":N,\"markers\":N}
   --lossy          replace invalid UTF-8 with U+FFFD instead of failing
+  --threads N      threads for `--format count` of a file (default: the cores available;
+                   the result is the same for every N)
   -h, --help       this help
   -V, --version    version
 
@@ -49,6 +54,7 @@ struct Args {
     chunk_size: Option<usize>,
     format: Format,
     lossy: bool,
+    threads: Option<usize>,
     input: Option<String>,
 }
 
@@ -77,6 +83,7 @@ fn parse_args() -> Result<Option<Args>, Fail> {
         chunk_size: None,
         format: Format::Document,
         lossy: false,
+        threads: None,
         input: None,
     };
     let mut it = std::env::args().skip(1);
@@ -124,6 +131,17 @@ fn parse_args() -> Result<Option<Args>, Fail> {
                     _ => {
                         return Err(Fail::Usage(format!(
                             "--chunk-size: expected a positive integer, got `{v}`"
+                        )))
+                    }
+                }
+            }
+            "--threads" => {
+                let v = value("--threads")?;
+                match v.parse::<usize>() {
+                    Ok(n) if n > 0 => a.threads = Some(n),
+                    _ => {
+                        return Err(Fail::Usage(format!(
+                            "--threads: expected a positive integer, got `{v}`"
                         )))
                     }
                 }
@@ -184,10 +202,7 @@ struct Sink<W: Write> {
     out: W,
     format: Format,
     doc: Document,
-    text_bytes: u64,
-    segments: u64,
-    markers: u64,
-    last: Option<Segment>,
+    tally: Tally,
 }
 
 impl<W: Write> Sink<W> {
@@ -203,22 +218,7 @@ impl<W: Write> Sink<W> {
                     self.out.write_all(s.text().as_bytes())?;
                 }
             }
-            Format::Count => match e {
-                Event::Text(s) => {
-                    // (Its length without slicing the text out of its buffer.)
-                    self.text_bytes += (s.end() - s.start()) as u64;
-                    // Count canonical segments: merge like Document::push.
-                    let merged = self
-                        .last
-                        .as_ref()
-                        .is_some_and(|l| l.same_annotations(s.annotations()));
-                    if !merged {
-                        self.segments += 1;
-                        self.last = Some(s);
-                    }
-                }
-                Event::Marker(_) => self.markers += 1,
-            },
+            Format::Count => self.tally.event(&e),
         }
         Ok(())
     }
@@ -238,16 +238,36 @@ impl<W: Write> Sink<W> {
                 self.out.write_all(b"\n")?;
             }
             Format::Count => {
+                let t = &self.tally;
                 writeln!(
                     self.out,
                     "{{\"bytes\":{bytes},\"text_bytes\":{},\"segments\":{},\"markers\":{}}}",
-                    self.text_bytes, self.segments, self.markers
+                    t.text_bytes, t.segments, t.markers
                 )?;
             }
             Format::Jsonl | Format::Text => {}
         }
         self.out.flush()
     }
+}
+
+/// `--format count` of a file on several threads (`count::count_file`), when it applies:
+/// the file's length, with `sink.tally` set; `None` to count sequentially.
+fn parallel_count<W: Write>(args: &Args, config: &Config, sink: &mut Sink<W>) -> Option<u64> {
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let path = args.input.as_deref().filter(|p| *p != "-")?;
+    if args.format != Format::Count || args.chunk_size.is_some() || threads < 2 {
+        return None;
+    }
+    let meta = std::fs::metadata(path).ok()?;
+    let len = meta.len();
+    if !meta.is_file() || len < 2 * count::MIN_PART {
+        return None;
+    }
+    sink.tally = count::count_file(path, len, &config.compile(), args.lossy, threads)?;
+    Some(len)
 }
 
 fn io_fail(e: Error) -> Fail {
@@ -271,11 +291,11 @@ fn run() -> Result<(), Fail> {
         out: BufWriter::with_capacity(64 * 1024, stdout),
         format: args.format,
         doc: Document::new(),
-        text_bytes: 0,
-        segments: 0,
-        markers: 0,
-        last: None,
+        tally: Tally::default(),
     };
+    if let Some(bytes) = parallel_count(&args, &config, &mut sink) {
+        return Ok(sink.end(bytes)?);
+    }
     let feed = args.chunk_size.unwrap_or(64 * 1024);
     let mut buf = vec![0u8; feed.clamp(4096, 64 * 1024)];
     let mut total: u64 = 0;
