@@ -410,6 +410,32 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
             assert_eq!(o.stdout, want, "{} on {threads} threads", shape.name());
         }
     }
+    // Parts of 700 KiB: past the checkpoints after which a part restartable at none of them
+    // stops (8 of 64 KiB), so the non-Latin part stops early and joins nowhere.
+    for shape in [corpus::Shape::Unicode, corpus::Shape::Prose] {
+        let input = corpus::corpus(shape, 1400 << 10, 5);
+        let file = dir.join("long.txt");
+        std::fs::write(&file, &input).unwrap();
+        let o = kxml(
+            &[
+                "--tags",
+                "cite,note,todo",
+                "--format",
+                "count",
+                "--threads",
+                "2",
+                file.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert_eq!(
+            o.stdout,
+            count_line(&input, &config),
+            "{} 1.4 MiB",
+            shape.name()
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
