@@ -854,7 +854,8 @@ impl StreamParser {
     }
 
     /// Whether this parser is, up to positions, what a new one with the same configuration
-    /// is: at the start of a source line, with every output byte emitted, no tag open, no
+    /// is: at the start of an output line (where fences are recognized, also of a source
+    /// line: a fence opens only there), with every output byte emitted, no tag open, no
     /// construct unfinished, no partial character and nothing queued. Then a new parser fed
     /// the rest of the input emits events that, merged, equal what this one would emit
     /// (its output positions counted from [`output_len`](Self::output_len), its source

@@ -472,10 +472,10 @@ impl Tokenizer {
         }
     }
 
-    /// In text at a source line start with nothing unfinished or to replay, not in a
-    /// leading block: what a new tokenizer is, up to offsets (see
-    /// `StreamParser::is_restartable`). The line prefix matters only where fences are
-    /// recognized; `cand_src` only while a construct is unfinished; `spare` is a buffer.
+    /// In text with nothing unfinished or to replay, not in a leading block, and, where
+    /// fences are recognized, at a source line start: what a new tokenizer is, up to offsets
+    /// (see `StreamParser::is_restartable`). The line prefix matters only to fences;
+    /// `cand_src` only while a construct is unfinished; `spare` is a buffer.
     pub(crate) fn at_fresh_line(&self, rules: &Rules) -> bool {
         matches!(self.state, State::Text)
             && self.replays.is_empty()

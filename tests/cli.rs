@@ -21,8 +21,13 @@ struct Out {
 }
 
 fn kxml(args: &[&str], stdin: &[u8]) -> Out {
+    kxml_env(args, stdin, &[])
+}
+
+fn kxml_env(args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Out {
     let mut child = Command::new(KXML)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -362,6 +367,37 @@ fn binary_garbage() {
 #[path = "../benches/corpus.rs"]
 mod corpus;
 
+use corpus::Shape;
+
+/// `--format count` of `path` on `threads` threads (more `args` first), with the parts'
+/// trace (`KXML_TRACE_PARTS`) on stderr.
+fn count_traced(args: &[&str], threads: &str, path: &str) -> Out {
+    let mut a = args.to_vec();
+    a.extend(["--format", "count", "--threads", threads, path]);
+    kxml_env(&a, b"", &[("KXML_TRACE_PARTS", "1")])
+}
+
+/// From a count's trace: the number of parts, and per later part whether it joined and
+/// whether that was after its first point (`joined at P` with `P` past its start).
+fn parts_of(trace: &str) -> (usize, Vec<(bool, bool)>) {
+    let mut n = 0;
+    let mut parts = Vec::new();
+    for line in trace.lines() {
+        if let Some(rest) = line.strip_prefix("kxml: count in ") {
+            n = rest.trim_end_matches(" parts").parse().unwrap();
+        } else if let Some(rest) = line.strip_prefix("kxml: part ") {
+            let (range, how) = rest.split_once(": ").unwrap();
+            let start: u64 = range.split_once("..").unwrap().0.parse().unwrap();
+            match how.strip_prefix("joined at ") {
+                Some(at) => parts.push((true, at.parse::<u64>().unwrap() > start)),
+                None => parts.push((false, false)),
+            }
+        }
+    }
+    assert!(!trace.contains("failed"), "{trace}");
+    (n, parts)
+}
+
 /// What `--format count` must print for `input`, from `parse()` of the whole.
 fn count_line(input: &str, config: &kindaxml_stream::Config) -> String {
     let doc = kindaxml_stream::parse(input, config);
@@ -394,20 +430,25 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
         std::fs::write(&file, &input).unwrap();
         let path = file.to_str().unwrap();
         for threads in ["1", "2", "3", "8"] {
-            let o = kxml(
-                &[
-                    "--tags",
-                    "cite,note,todo",
-                    "--format",
-                    "count",
-                    "--threads",
-                    threads,
-                    path,
-                ],
-                b"",
-            );
+            let o = count_traced(&["--tags", "cite,note,todo"], threads, path);
             assert_eq!(o.code, 0, "{}: {}", shape.name(), o.stderr);
             assert_eq!(o.stdout, want, "{} on {threads} threads", shape.name());
+            // How the parts went: the parallel path ran, and joined where it could.
+            let (n, parts) = parts_of(&o.stderr);
+            let joined = parts.iter().filter(|p| p.0).count();
+            let what = format!("{} on {threads} threads: {}", shape.name(), o.stderr);
+            match (threads, shape) {
+                ("1", _) => assert_eq!(n, 0, "{what}"),
+                (_, Shape::Prose | Shape::Dense) => {
+                    assert_eq!(n, threads.parse::<usize>().unwrap(), "{what}");
+                    assert!(joined > 0, "{what}");
+                }
+                (_, Shape::Plain) => assert_eq!(joined, n - 1, "{what}"),
+                (_, Shape::Unicode) => assert_eq!(joined, 0, "{what}"),
+                // No newline to cut at: one part.
+                _ if shape.is_hostile() && shape != Shape::DeepNest => assert_eq!(n, 1, "{what}"),
+                _ => {}
+            }
         }
     }
     // Parts of 700 KiB: past the checkpoints after which a part restartable at none of them
@@ -416,18 +457,7 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
         let input = corpus::corpus(shape, 1400 << 10, 5);
         let file = dir.join("long.txt");
         std::fs::write(&file, &input).unwrap();
-        let o = kxml(
-            &[
-                "--tags",
-                "cite,note,todo",
-                "--format",
-                "count",
-                "--threads",
-                "2",
-                file.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let o = count_traced(&["--tags", "cite,note,todo"], "2", file.to_str().unwrap());
         assert_eq!(o.code, 0, "{}", o.stderr);
         assert_eq!(
             o.stdout,
@@ -435,6 +465,8 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
             "{} 1.4 MiB",
             shape.name()
         );
+        let stopped = o.stderr.contains("stopped early");
+        assert_eq!(stopped, shape == Shape::Unicode, "{}", o.stderr);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -465,38 +497,39 @@ fn count_on_threads_across_open_constructs() {
         ("Postfix <cite id=2>.", "<cite id=3>x</cite>"),
         ("<![CDATA[cdata", "]]>"),
     ];
+    // (joined at a part's start, joined at a later point, read through) over all runs.
+    let mut seen = (0, 0, 0);
     for (i, (open, close)) in constructs.iter().enumerate() {
         for close in ["", close] {
             let input = format!("{fill}{open}\n{fill}{fill}{half}{close}\n{half}{fill}<todo/>end");
             let want = count_line(&input, &config);
             let file = dir.join(format!("open{i}.txt"));
             std::fs::write(&file, &input).unwrap();
-            let args = |threads: &'static str| {
-                [
-                    "--config",
-                    json.to_str().unwrap(),
-                    "--tags",
-                    "cite,note,todo",
-                    "--format",
-                    "count",
-                    "--threads",
-                    threads,
-                    file.to_str().unwrap(),
-                ]
-                .map(str::to_string)
-            };
+            let args = [
+                "--config",
+                json.to_str().unwrap(),
+                "--tags",
+                "cite,note,todo",
+            ];
             for threads in ["1", "2", "4"] {
-                let a = args(threads);
-                let a: Vec<&str> = a.iter().map(String::as_str).collect();
-                let o = kxml(&a, b"");
+                let o = count_traced(&args, threads, file.to_str().unwrap());
                 assert_eq!(o.code, 0, "{open:?}: {}", o.stderr);
                 assert_eq!(
                     o.stdout, want,
                     "{open:?} closed by {close:?}, {threads} threads"
                 );
+                for (joined, later) in parts_of(&o.stderr).1 {
+                    match (joined, later) {
+                        (true, false) => seen.0 += 1,
+                        (true, true) => seen.1 += 1,
+                        _ => seen.2 += 1,
+                    }
+                }
             }
         }
     }
+    // Every way of joining came up.
+    assert!(seen.0 > 0 && seen.1 > 0 && seen.2 > 0, "{seen:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -217,7 +217,16 @@ fn random_soup_restarts_exactly() {
         let n = 1 + rng.below(60);
         let input = random_input(&mut rng, n);
         let want = whole(&input, &config);
-        for k in line_starts(&input) {
+        // Line starts; for every fourth input every position (an output line can also
+        // start after a decoded `&#10;` or a CDATA section).
+        let points: Vec<usize> = if case % 4 == 0 {
+            (1..input.len())
+                .filter(|&k| input.is_char_boundary(k))
+                .collect()
+        } else {
+            line_starts(&input)
+        };
+        for k in points {
             let cuts = if rng.chance(20) {
                 (1..k).collect() // 1-byte chunks
             } else {
@@ -268,4 +277,53 @@ fn corpus_shapes_restart_exactly() {
             assert!(yes > 0, "{}: no restart point found", shape.name());
         }
     }
+}
+
+/// After a restart point, a new parser reports invalid UTF-8 at the same byte (its offset
+/// counted from the restart), and in lossy mode continues the document as the parser that
+/// read everything does.
+#[test]
+fn invalid_utf8_after_a_restart_point() {
+    let config = Config::default().with_tags(["cite"]).unwrap();
+    let input: &[u8] = b"We shipped <cite id=1>it</cite>.\nThen \xFF broke <cite id=2>.\n";
+    let k = memchr::memchr(b'\n', input).unwrap() + 1;
+    let bad = memchr::memchr(0xFF, input).unwrap();
+    let error_of = |bytes: &[u8], lossy: bool| {
+        let mut p = StreamParser::new(&config).with_lossy_utf8(lossy);
+        let mut events = Vec::new();
+        match p.update_bytes(bytes) {
+            Ok(e) => events.extend(e),
+            Err(e) => return Err(e),
+        }
+        match p.finish() {
+            Ok(e) => events.extend(e),
+            Err(e) => return Err(e),
+        }
+        Ok(events)
+    };
+    let (head_parser, head) = feed(&config, &[&input[..k]]);
+    assert!(head_parser.is_restartable());
+    // Strict: the same byte, counted from the whole input and from the restart point.
+    assert_eq!(
+        error_of(input, false).unwrap_err(),
+        kindaxml_stream::Error::InvalidUtf8 { offset: bad as u64 }
+    );
+    assert_eq!(
+        error_of(&input[k..], false).unwrap_err(),
+        kindaxml_stream::Error::InvalidUtf8 {
+            offset: (bad - k) as u64
+        }
+    );
+    // Lossy: the replacement character in both, the same document.
+    let mut want = View::default();
+    want.push(&error_of(input, true).unwrap(), 0, 0);
+    let mut got = View::default();
+    got.push(&head, 0, 0);
+    got.push(
+        &error_of(&input[k..], true).unwrap(),
+        k,
+        head_parser.output_len(),
+    );
+    assert_eq!(got, want);
+    assert!(want.segments.iter().any(|(t, _)| t.contains('\u{FFFD}')));
 }

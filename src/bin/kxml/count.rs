@@ -32,6 +32,9 @@ use kindaxml_stream::{Annotation, Annotations, CompiledConfig, Event, StreamPars
 /// starting a thread takes a few hundred times.
 pub const MIN_PART: u64 = 64 << 10;
 
+/// Most parts (threads) a count uses, whatever `--threads` asks.
+const MAX_PARTS: u64 = 256;
+
 /// Bytes per read (and the spacing of the checkpoints where parts can join).
 const READ: usize = 64 << 10;
 
@@ -270,29 +273,47 @@ pub fn count_file(
     compiled: &CompiledConfig,
     lossy: bool,
     threads: usize,
+    trace: bool,
 ) -> Option<Tally> {
-    let parts = (threads as u64).min(len / MIN_PART).max(1);
+    let parts = (threads as u64).min(MAX_PARTS).min(len / MIN_PART).max(1);
     let bounds = boundaries(path, len, parts).ok()?;
     let spans: Vec<(u64, u64)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
     let (first, rest) = spans.split_first()?;
+    if trace {
+        eprintln!("kxml: count in {} parts", spans.len());
+    }
     let joined = std::thread::scope(|s| {
+        // A thread the system refuses fails its part (then the count runs on one thread).
         let handles: Vec<_> = rest
             .iter()
-            .map(|&(a, b)| s.spawn(move || parse_part(path, a, b, compiled, lossy, true)))
+            .map(|&(a, b)| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || parse_part(path, a, b, compiled, lossy, true))
+            })
             .collect();
         let head = parse_part(path, first.0, first.1, compiled, lossy, false);
         let parts: Vec<Result<Part, GiveUp>> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or(Err(GiveUp)))
+            .map(|h| h.map_or(Err(GiveUp), |h| h.join().unwrap_or(Err(GiveUp))))
             .collect();
         (head, parts)
     });
     let (head, parts) = joined;
-    join(path, head.ok()?, parts).ok()
+    let tally = head.and_then(|head| join(path, head, parts, trace));
+    if trace && tally.is_err() {
+        eprintln!("kxml: the parallel count failed; counting on one thread");
+    }
+    tally.ok()
 }
 
 /// The parts joined in order, then finished.
-fn join(path: &str, head: Part, parts: Vec<Result<Part, GiveUp>>) -> Result<Tally, GiveUp> {
+/// `trace`: one line per part on stderr, saying where it joined (`KXML_TRACE_PARTS`).
+fn join(
+    path: &str,
+    head: Part,
+    parts: Vec<Result<Part, GiveUp>>,
+    trace: bool,
+) -> Result<Tally, GiveUp> {
     let mut tally = head
         .intervals
         .iter()
@@ -302,6 +323,7 @@ fn join(path: &str, head: Part, parts: Vec<Result<Part, GiveUp>>) -> Result<Tall
     for part in parts {
         let part = part?;
         debug_assert_eq!(part.start, pos);
+        let stopped = part.parser.is_none();
         let mut taken = None;
         for (j, (at, restartable, _)) in part.intervals.iter().enumerate() {
             if *at > pos {
@@ -317,6 +339,14 @@ fn join(path: &str, head: Part, parts: Vec<Result<Part, GiveUp>>) -> Result<Tall
                 taken = part.parser;
                 break;
             }
+        }
+        if trace {
+            let how = match (&taken, stopped) {
+                (Some(_), _) => format!("joined at {pos}"),
+                (None, false) => format!("read through from {pos}"),
+                (None, true) => "stopped early, read through".to_string(),
+            };
+            eprintln!("kxml: part {}..{}: {how}", part.start, part.end);
         }
         if let Some(p) = taken {
             parser = p;
