@@ -440,7 +440,8 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
             match (threads, shape) {
                 ("1", _) => assert_eq!(n, 0, "{what}"),
                 (_, Shape::Prose | Shape::Dense) => {
-                    assert_eq!(n, threads.parse::<usize>().unwrap(), "{what}");
+                    // Up to 4 parts per thread, of at least 64 KiB.
+                    assert!(n >= threads.parse::<usize>().unwrap(), "{what}");
                     assert!(joined > 0, "{what}");
                 }
                 (_, Shape::Plain) => assert_eq!(joined, n - 1, "{what}"),
@@ -451,10 +452,10 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
             }
         }
     }
-    // Parts of 700 KiB: past the checkpoints after which a part restartable at none of them
-    // stops (8 of 64 KiB), so the non-Latin part stops early and joins nowhere.
+    // 8 parts of 640 KiB on 2 threads: past the checkpoints after which a part restartable
+    // at none of them stops (8 of 64 KiB), so non-Latin parts stop early and join nowhere.
     for shape in [corpus::Shape::Unicode, corpus::Shape::Prose] {
-        let input = corpus::corpus(shape, 1400 << 10, 5);
+        let input = corpus::corpus(shape, 5 << 20, 5);
         let file = dir.join("long.txt");
         std::fs::write(&file, &input).unwrap();
         let o = count_traced(&["--tags", "cite,note,todo"], "2", file.to_str().unwrap());
@@ -462,7 +463,7 @@ fn count_of_a_file_is_the_same_on_any_number_of_threads() {
         assert_eq!(
             o.stdout,
             count_line(&input, &config),
-            "{} 1.4 MiB",
+            "{} 5 MiB",
             shape.name()
         );
         let stopped = o.stderr.contains("stopped early");

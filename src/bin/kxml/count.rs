@@ -1,15 +1,16 @@
 //! `--format count`: the tally, and the parallel count of a file (DESIGN.md, decision 71).
 //!
-//! A file of at least `2 * MIN_PART` bytes is cut into parts, one per thread, each starting
-//! right after a newline. Every part is parsed at once by a parser of its own, started as if
-//! the part were the whole input. That parser's result is used only from a point where the
+//! A file of at least `2 * MIN_PART` bytes is cut into parts (`PARTS_PER_THREAD` per thread),
+//! each starting right after a newline; the threads take the next part as they finish one.
+//! Every part is parsed by a parser of its own, started as if the part were the whole
+//! input. That parser's result is used only from a point where the
 //! parser that has read everything before it is, exactly, in the state of a new parser
 //! (`StreamParser::is_restartable`): from there a new parser emits what the one that read
 //! everything would. The parts are then joined in order:
 //!
 //! ```text
-//! part 0 (this thread) ──────────▶ P, at b1
-//! part 1 (thread)   b1 ─c1─c2─…──▶ its parser Q1, and a tally per interval b1..c1, c1..c2, …
+//! part 0            ──────────▶ P, at b1
+//! part 1         b1 ─c1─c2─…──▶ its parser Q1, and a tally per interval b1..c1, c1..c2, …
 //!
 //! P restartable at b1?         yes: take Q1's tallies from b1 on, Q1 goes on as P
 //! else feed P b1..c1, then ask at c1 (where Q1 was restartable too), and so on;
@@ -25,6 +26,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kindaxml_stream::{Annotation, Annotations, CompiledConfig, Event, StreamParser};
 
@@ -32,8 +34,14 @@ use kindaxml_stream::{Annotation, Annotations, CompiledConfig, Event, StreamPars
 /// starting a thread takes a few hundred times.
 pub const MIN_PART: u64 = 64 << 10;
 
-/// Most parts (threads) a count uses, whatever `--threads` asks.
+/// Most parts (and threads) a count uses, whatever `--threads` asks.
 const MAX_PARTS: u64 = 256;
+
+/// Parts per thread. Threads take the next part when they finish one, so a core that
+/// another process slows down parses fewer parts instead of holding up the end (in fixed
+/// halves, the count waits for the slower core). Each part beyond the first may need up to
+/// one checkpoint's interval (64 KiB) read again when it joins.
+const PARTS_PER_THREAD: u64 = 4;
 
 /// Bytes per read (and the spacing of the checkpoints where parts can join).
 const READ: usize = 64 << 10;
@@ -275,31 +283,49 @@ pub fn count_file(
     threads: usize,
     trace: bool,
 ) -> Option<Tally> {
-    let parts = (threads as u64).min(MAX_PARTS).min(len / MIN_PART).max(1);
+    let threads = (threads as u64).clamp(1, MAX_PARTS);
+    let parts = (threads * PARTS_PER_THREAD)
+        .min(MAX_PARTS)
+        .min(len / MIN_PART)
+        .max(1);
     let bounds = boundaries(path, len, parts).ok()?;
     let spans: Vec<(u64, u64)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-    let (first, rest) = spans.split_first()?;
     if trace {
         eprintln!("kxml: count in {} parts", spans.len());
     }
-    let joined = std::thread::scope(|s| {
-        // A thread the system refuses fails its part (then the count runs on one thread).
-        let handles: Vec<_> = rest
-            .iter()
-            .map(|&(a, b)| {
-                std::thread::Builder::new()
-                    .spawn_scoped(s, move || parse_part(path, a, b, compiled, lossy, true))
-            })
+    // Each thread takes the next part when it is done with one.
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(a, b)) = spans.get(i) else {
+                break;
+            };
+            done.push((i, parse_part(path, a, b, compiled, lossy, i > 0)));
+        }
+        done
+    };
+    let mut slots: Vec<Option<Result<Part, GiveUp>>> = spans.iter().map(|_| None).collect();
+    std::thread::scope(|s| {
+        // A thread the system refuses leaves its parts to the others.
+        let helpers: Vec<_> = (1..threads.min(spans.len() as u64))
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
             .collect();
-        let head = parse_part(path, first.0, first.1, compiled, lossy, false);
-        let parts: Vec<Result<Part, GiveUp>> = handles
-            .into_iter()
-            .map(|h| h.map_or(Err(GiveUp), |h| h.join().unwrap_or(Err(GiveUp))))
-            .collect();
-        (head, parts)
+        let mut done = work();
+        for h in helpers {
+            // (A thread that panicked leaves its parts empty: the count fails.)
+            done.extend(h.join().unwrap_or_default());
+        }
+        for (i, part) in done {
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Some(part);
+            }
+        }
     });
-    let (head, parts) = joined;
-    let tally = head.and_then(|head| join(path, head, parts, trace));
+    let mut parts = slots.into_iter().map(|p| p.unwrap_or(Err(GiveUp)));
+    let head = parts.next().unwrap_or(Err(GiveUp));
+    let tally = head.and_then(|head| join(path, head, parts.collect(), trace));
     if trace && tally.is_err() {
         eprintln!("kxml: the parallel count failed; counting on one thread");
     }
