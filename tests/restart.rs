@@ -161,6 +161,8 @@ fn line_starts(input: &str) -> Vec<usize> {
         .collect()
 }
 
+// (The data file names its configurations in the CLI's JSON, read with feature `serde`.)
+#[cfg(feature = "serde")]
 #[test]
 fn restart_points_listed_in_the_data_file() {
     let path = concat!(
