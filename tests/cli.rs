@@ -175,6 +175,8 @@ fn errors_and_exit_codes() {
     for args in [
         &["--format", "xml"][..],
         &["--chunk-size", "0"],
+        &["--threads", "0"],
+        &["--threads", "two"],
         &["--bogus"],
         &["a", "b"],
         &["--tags", "9x"],

@@ -10,90 +10,13 @@ mod common;
 #[path = "../benches/corpus.rs"]
 mod corpus;
 
+#[path = "common/shifted.rs"]
+mod shifted;
+
 use common::soup::{random_config, random_input};
 use common::{random_cuts, split_at, Rng};
-use kindaxml_stream::{parse, Annotation, Close, Config, Event, StreamParser};
-
-/// An annotation as values, positions shifted by `src` (source) and `out` (output).
-#[derive(Debug, PartialEq)]
-struct Ann {
-    tag: String,
-    attrs: String,
-    source_offset: usize,
-    span: Option<(usize, usize)>,
-    close: String,
-}
-
-fn ann(a: &Annotation, src: usize, out: usize) -> Ann {
-    let close = match a.close() {
-        Some(Close::EndTag { offset }) => format!("end tag at {}", offset + src),
-        Some(Close::Reopened { offset }) => format!("reopened at {}", offset + src),
-        Some(Close::AutoClosed { offset }) => format!("autoclosed at {}", offset + src),
-        other => format!("{other:?} {:?}", a.strategy()),
-    };
-    Ann {
-        tag: a.tag().to_string(),
-        attrs: format!("{:?}", a.attrs()),
-        source_offset: a.source_offset() + src,
-        span: a.span().map(|r| (r.start + out, r.end + out)),
-        close,
-    }
-}
-
-/// Canonical segments (text, annotations) and markers (position, annotation).
-#[derive(Debug, Default, PartialEq)]
-struct View {
-    segments: Vec<(String, Vec<Ann>)>,
-    markers: Vec<(usize, Ann)>,
-}
-
-impl View {
-    /// Adds events whose positions start at `src` / `out`, merging equal neighbours as
-    /// the canonical form does (on tag and attributes; the first segment's list stays).
-    fn push(&mut self, events: &[Event], src: usize, out: usize) {
-        for e in events {
-            match e {
-                Event::Text(s) => {
-                    let anns: Vec<Ann> = s.annotations().iter().map(|a| ann(a, src, out)).collect();
-                    if let Some((text, last)) = self.segments.last_mut() {
-                        let same = last.len() == anns.len()
-                            && last
-                                .iter()
-                                .zip(&anns)
-                                .all(|(x, y)| x.tag == y.tag && x.attrs == y.attrs);
-                        if same {
-                            text.push_str(s.text());
-                            continue;
-                        }
-                    }
-                    self.segments.push((s.text().to_string(), anns));
-                }
-                Event::Marker(m) => self
-                    .markers
-                    .push((m.pos() + out, ann(m.annotation(), src, out))),
-            }
-        }
-    }
-}
-
-fn whole(input: &str, config: &Config) -> View {
-    let doc = parse(input, config);
-    View {
-        segments: doc
-            .segments()
-            .iter()
-            .map(|s| {
-                let anns = s.annotations().iter().map(|a| ann(a, 0, 0)).collect();
-                (s.text().to_string(), anns)
-            })
-            .collect(),
-        markers: doc
-            .markers()
-            .iter()
-            .map(|m| (m.pos(), ann(m.annotation(), 0, 0)))
-            .collect(),
-    }
-}
+use kindaxml_stream::{Config, Event, StreamParser};
+use shifted::{whole, View};
 
 /// Feeds `chunks`; returns the parser (not finished) and the events.
 fn feed(config: &Config, chunks: &[&[u8]]) -> (StreamParser, Vec<Event>) {
@@ -328,4 +251,25 @@ fn invalid_utf8_after_a_restart_point() {
     );
     assert_eq!(got, want);
     assert!(want.segments.iter().any(|(t, _)| t.contains('\u{FFFD}')));
+}
+
+/// The canonical merge compares attributes as sets (their order aside), across a restart
+/// point too: a segment that ends the first run and one that starts the second, carrying
+/// `cite` with the same attributes in another order, are one segment (found by the
+/// `restart` fuzz target, whose comparison then took the order into account).
+#[test]
+fn merge_across_a_restart_point_ignores_attribute_order() {
+    // Without fences the point after `</cite>` is restartable: the output line has ended
+    // (with `retro_claim`, the default preset's, it is not: a later cite on the same output
+    // line could still fall back to this one's span).
+    let config = Config::kindaxml_compat()
+        .with_tags(["cite"])
+        .unwrap()
+        .with_markdown_code(false);
+    let input = "<cite id=1 x=2>one\n</cite><cite x=2 id=1>two</cite>";
+    let k = input.find("</cite>").unwrap() + "</cite>".len();
+    let want = whole(input, &config);
+    assert_eq!(want.segments.len(), 1, "{want:?}");
+    assert_eq!(want.segments[0].0, "one\ntwo");
+    assert!(check_at(&config, input, &want, k, &[], "attribute order"));
 }

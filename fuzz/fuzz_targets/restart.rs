@@ -1,62 +1,21 @@
-//! Restart points: wherever a parser that read a prefix of the input ending at a line
-//! start says `is_restartable()`, a new parser fed the rest continues the document exactly
+//! Restart points: wherever a parser that read a prefix of the input (ending at a line
+//! start, or anywhere in a short input) says `is_restartable()`, a new parser fed the rest continues the document exactly
 //! (`tests/restart.rs` checks the same on generated inputs). The two runs' events, the
 //! second's positions shifted, merge into `parse()` of the whole input: text, annotations
 //! (tag, attributes, source offset, span, how the tag closed) and markers.
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
-use kindaxml_stream::{parse, Annotation, Close, Event, StreamParser};
+use kindaxml_stream::{Event, StreamParser};
 use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/common/shifted.rs"]
+mod shifted;
+use shifted::{whole, View};
 
 #[path = "common/config.rs"]
 mod config;
 use config::config;
-
-/// Tag, attributes, source offset, span and how the tag closed (shifted by `src` / `out`).
-type Ann = (String, String, usize, Option<(usize, usize)>, String);
-type Segs = Vec<(String, Vec<Ann>)>;
-type Marks = Vec<(usize, Ann)>;
-
-fn ann(a: &Annotation, src: usize, out: usize) -> Ann {
-    let close = match a.close() {
-        Some(Close::EndTag { offset }) => format!("end tag at {}", offset + src),
-        Some(Close::Reopened { offset }) => format!("reopened at {}", offset + src),
-        Some(Close::AutoClosed { offset }) => format!("autoclosed at {}", offset + src),
-        other => format!("{other:?} {:?}", a.strategy()),
-    };
-    (
-        a.tag().to_string(),
-        format!("{:?}", a.attrs()),
-        a.source_offset() + src,
-        a.span().map(|r| (r.start + out, r.end + out)),
-        close,
-    )
-}
-
-/// Appends `events`, positions shifted, merging neighbours with equal tags and attributes.
-fn push(segs: &mut Segs, marks: &mut Marks, events: &[Event], src: usize, out: usize) {
-    for e in events {
-        match e {
-            Event::Text(s) => {
-                let anns: Vec<Ann> = s.annotations().iter().map(|a| ann(a, src, out)).collect();
-                if let Some((text, last)) = segs.last_mut() {
-                    let same = last.len() == anns.len()
-                        && last
-                            .iter()
-                            .zip(&anns)
-                            .all(|(x, y)| x.0 == y.0 && x.1 == y.1);
-                    if same {
-                        text.push_str(s.text());
-                        continue;
-                    }
-                }
-                segs.push((s.text().to_string(), anns));
-            }
-            Event::Marker(m) => marks.push((m.pos() + out, ann(m.annotation(), src, out))),
-        }
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
@@ -67,17 +26,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(u.take_rest()) else {
         return;
     };
-    let doc = parse(input, &config);
-    let mut want_segs: Segs = Vec::new();
-    let mut want_marks: Marks = Vec::new();
-    let all: Vec<Event> = doc
-        .segments()
-        .iter()
-        .cloned()
-        .map(Event::Text)
-        .chain(doc.markers().iter().cloned().map(Event::Marker))
-        .collect();
-    push(&mut want_segs, &mut want_marks, &all, 0, 0);
+    let want = whole(input, &config);
     // The first 8 line starts; in a short input every position (an output line can also
     // start after a decoded `&#10;` or a CDATA section).
     let starts: Vec<usize> = if input.len() <= 64 {
@@ -107,10 +56,9 @@ fuzz_target!(|data: &[u8]| {
         let mut q = StreamParser::new(&config);
         let mut tail: Vec<Event> = q.update(&input[k..]).expect("update").collect();
         tail.extend(q.finish().expect("finish"));
-        let (mut segs, mut marks) = (Vec::new(), Vec::new());
-        push(&mut segs, &mut marks, &head, 0, 0);
-        push(&mut segs, &mut marks, &tail, k, out);
-        assert_eq!(segs, want_segs, "restarted at {k}");
-        assert_eq!(marks, want_marks, "restarted at {k}");
+        let mut got = View::default();
+        got.push(&head, 0, 0);
+        got.push(&tail, k, out);
+        assert_eq!(got, want, "restarted at {k}");
     }
 });

@@ -125,27 +125,9 @@ fn parse_args() -> Result<Option<Args>, Fail> {
             "--compat" => a.compat = true,
             "--lossy" => a.lossy = true,
             "--chunk-size" => {
-                let v = value("--chunk-size")?;
-                match v.parse::<usize>() {
-                    Ok(n) if n > 0 => a.chunk_size = Some(n),
-                    _ => {
-                        return Err(Fail::Usage(format!(
-                            "--chunk-size: expected a positive integer, got `{v}`"
-                        )))
-                    }
-                }
+                a.chunk_size = Some(positive("--chunk-size", value("--chunk-size")?)?)
             }
-            "--threads" => {
-                let v = value("--threads")?;
-                match v.parse::<usize>() {
-                    Ok(n) if n > 0 => a.threads = Some(n),
-                    _ => {
-                        return Err(Fail::Usage(format!(
-                            "--threads: expected a positive integer, got `{v}`"
-                        )))
-                    }
-                }
-            }
+            "--threads" => a.threads = Some(positive("--threads", value("--threads")?)?),
             "--format" => {
                 let v = value("--format")?;
                 a.format = match v.as_str() {
@@ -164,6 +146,16 @@ fn parse_args() -> Result<Option<Args>, Fail> {
         }
     }
     Ok(Some(a))
+}
+
+/// The value of `flag`, a positive integer.
+fn positive(flag: &str, v: String) -> Result<usize, Fail> {
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(Fail::Usage(format!(
+            "{flag}: expected a positive integer, got `{v}`"
+        ))),
+    }
 }
 
 fn load_config(a: &Args) -> Result<Config, Fail> {
