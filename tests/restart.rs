@@ -166,7 +166,7 @@ fn random_soup_restarts_exactly() {
             }
         }
     }
-    eprintln!("restartable at {yes} line starts, not at {no}");
+    eprintln!("restartable at {yes} points, not at {no}");
     // Both answers come up often (the check above is not vacuous).
     assert!(yes > 500 && no > 500, "restartable {yes}, not {no}");
 }
