@@ -145,9 +145,7 @@ fn parse_part(
     lossy: bool,
     may_stop: bool,
 ) -> Result<Part, GiveUp> {
-    let mut file = File::open(path).map_err(|_| GiveUp)?;
-    file.seek(SeekFrom::Start(start)).map_err(|_| GiveUp)?;
-    let mut input = file.take(end - start);
+    let mut input = open_range(path, start, end)?;
     let mut parser = StreamParser::from_compiled(compiled).with_lossy_utf8(lossy);
     let mut intervals = vec![(start, true, Tally::default())];
     let mut buf = vec![0u8; READ];
@@ -199,6 +197,13 @@ fn parse_part(
     })
 }
 
+/// The file's bytes `[from, to)`, as a reader.
+fn open_range(path: &str, from: u64, to: u64) -> Result<io::Take<File>, GiveUp> {
+    let mut file = File::open(path).map_err(|_| GiveUp)?;
+    file.seek(SeekFrom::Start(from)).map_err(|_| GiveUp)?;
+    Ok(file.take(to - from))
+}
+
 fn tally_of(intervals: &mut [(u64, bool, Tally)]) -> &mut Tally {
     // (Never empty: the first interval is pushed before anything is fed.)
     &mut intervals.last_mut().expect("an interval").2
@@ -228,9 +233,7 @@ fn feed_range(
     to: u64,
     tally: &mut Tally,
 ) -> Result<(), GiveUp> {
-    let mut file = File::open(path).map_err(|_| GiveUp)?;
-    file.seek(SeekFrom::Start(from)).map_err(|_| GiveUp)?;
-    let mut input = file.take(to - from);
+    let mut input = open_range(path, from, to)?;
     let mut buf = vec![0u8; READ];
     let mut done = from;
     loop {
