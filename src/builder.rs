@@ -145,6 +145,9 @@ pub(crate) struct Builder {
     held_off: usize,
     held_start: usize,
     out_len: usize,
+    /// Output before this has been through [`settle`](Builder::settle); the text of
+    /// `[settled, out_len)` is appended but not yet looked at (decision 73).
+    settled: usize,
     line_start: usize,
     /// End of the last kept char of the output (0 if none).
     kept_end: usize,
@@ -186,6 +189,7 @@ impl Builder {
             held_off: 0,
             held_start: 0,
             out_len: 0,
+            settled: 0,
             line_start: 0,
             kept_end: 0,
             open: VecDeque::new(),
@@ -251,6 +255,7 @@ impl Builder {
     /// - `pool`, `cur_buf`, `open_list` and `dirty` hold buffers and caches only.
     pub(crate) fn at_fresh_line(&self) -> bool {
         self.held_start == self.out_len
+            && self.settled == self.out_len
             && self.line_start == self.out_len
             && self.open.is_empty()
             && self.started.is_empty()
@@ -277,6 +282,7 @@ impl Builder {
     /// `false` (doing nothing) otherwise.
     #[inline]
     pub(crate) fn push_plain(&mut self, b: &[u8], kept: usize) -> bool {
+        self.settle();
         if b.is_empty() || self.plain_room().is_none_or(|room| b.len() > room) {
             return false;
         }
@@ -310,6 +316,7 @@ impl Builder {
         if b.is_empty() {
             return;
         }
+        self.settle();
         self.held.reserve(b.len());
         for &c in b {
             // Plain bytes are ASCII; the mask lets the compiler see a one-byte char.
@@ -319,7 +326,7 @@ impl Builder {
     }
 
     /// The bookkeeping after `n` plain ASCII bytes were pushed onto `held`, `kept` being the
-    /// end of the last one trimming keeps (0 if none): what `push_piece` does for them.
+    /// end of the last one trimming keeps (0 if none): what `settle` works out for text.
     #[inline]
     fn appended_ascii(&mut self, n: usize, kept: usize) {
         let kept = if self.rules.trim {
@@ -337,8 +344,11 @@ impl Builder {
         if n == 0 {
             return;
         }
+        // Settled before the append (every caller's entry point settles), and read here.
+        debug_assert_eq!(self.settled, self.out_len, "plain text appended unsettled");
         let start = self.out_len;
         self.out_len += n;
+        self.settled = self.out_len;
         if let Some(k) = kept {
             self.kept_end = start + k;
         }
@@ -350,6 +360,7 @@ impl Builder {
     /// nothing appended) if it is not.
     #[inline]
     pub(crate) fn try_append_plain(&mut self, b: &[u8]) -> bool {
+        self.settle();
         if let &[c] = b {
             // One byte (a token stream cut into bytes): no loop to set up or undo.
             let class = plain_class(c);
@@ -387,6 +398,7 @@ impl Builder {
         if len != s.len() {
             return false;
         }
+        self.settle();
         self.held.push_str(s);
         self.appended_ascii(len, kept);
         true
@@ -405,6 +417,7 @@ impl Builder {
         if n == 0 {
             return false;
         }
+        self.settle();
         debug_assert!(
             self.plain_room().is_some_and(|room| n <= room),
             "plain budget beyond the room for plain text"
@@ -442,7 +455,8 @@ impl Builder {
     /// where they stopped.)
     ///
     /// [`append_plain`]: Builder::append_plain
-    pub(crate) fn plain_budget(&self) -> usize {
+    pub(crate) fn plain_budget(&mut self) -> usize {
+        self.settle();
         let Some(budget) = self.plain_room() else {
             return 0;
         };
@@ -496,7 +510,8 @@ impl Builder {
     /// is that of an empty element (`empty_elements: marker`) unless an open tag is at or
     /// before `held_start` (the oldest is the first), whose closing would put one where the
     /// frontier is. `None` otherwise.
-    pub(crate) fn line_pin_room(&self) -> Option<usize> {
+    pub(crate) fn line_pin_room(&mut self) -> Option<usize> {
+        self.settle();
         let at_or_before = |p: usize| p <= self.held_start;
         if !self.rules.uses_retro_line
             || self.markers.front().is_some_and(|m| at_or_before(m.pos))
@@ -516,30 +531,68 @@ impl Builder {
         self.open.front().is_some_and(|t| t.p < self.held_start)
     }
 
-    /// Appends output text.
+    /// Appends output text. Only appends: what the text means for the open tags (their
+    /// first char, first kept char, first token and first newline) and for the line and
+    /// trimming positions is worked out by [`settle`](Builder::settle), once, for all the
+    /// text appended before the next tag, query or flush (decision 73).
     // Bounds: `cut` is a char boundary of `s` (floor_boundary) and <= s.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn text(&mut self, mut s: &str) {
         self.dirty = true;
         while !s.is_empty() {
             if let Some(front) = self.open.front() {
-                // Invariant: out_len < front.p + max_span for every open tag.
+                // Invariant: out_len < front.p + max_span for every open tag. (Settling
+                // moves no tag: `front` is the one it would be after it.)
                 let limit = front.p.saturating_add(self.rules.max_span_bytes);
                 let room = limit - self.out_len;
                 if s.len() >= room {
                     let cut = floor_boundary(s, room);
                     if cut > 0 {
-                        self.push_piece(&s[..cut]);
+                        self.append(&s[..cut]);
                         s = &s[cut..];
                     }
                     let next_w = s.chars().next().map_or(0, char::len_utf8);
+                    self.settle();
                     self.close_at_limit(next_w);
                     continue;
                 }
             }
-            self.push_piece(s);
+            self.append(s);
             break;
         }
+    }
+
+    #[inline]
+    fn append(&mut self, s: &str) {
+        self.held.push_str(s);
+        self.out_len += s.len();
+    }
+
+    /// Works out what the text appended since the last call means (see
+    /// [`text`](Builder::text)). Every entry point but `text` and the plain size queries
+    /// calls it first, so everything else sees the state the text, read piece by piece,
+    /// would have left: reading `a` then `b` is reading `a + b`, as it must be for any
+    /// chunking of the input, and this reading changes no open tag's position or
+    /// membership, no span and no marker, only what a tag has seen so far (decision 73).
+    #[inline]
+    fn settle(&mut self) {
+        if self.settled != self.out_len {
+            self.settle_text();
+        }
+    }
+
+    // Bounds: `[settled, out_len)` is within `[held_start, out_len)`, which `held[held_off..]`
+    // covers: nothing is emitted (and `held_start` moves only by emitting) before a settle.
+    #[allow(clippy::indexing_slicing, clippy::string_slice)]
+    #[inline(never)]
+    fn settle_text(&mut self) {
+        let start = self.settled;
+        self.settled = self.out_len;
+        // The reading below looks at the open tags, never at `held`; it is lent out so
+        // that the text can be read while the tags change.
+        let held = std::mem::take(&mut self.held);
+        self.read_piece(&held[self.held_off + (start - self.held_start)..], start);
+        self.held = held;
     }
 
     fn is_kept(&self, c: char) -> bool {
@@ -566,13 +619,11 @@ impl Builder {
         }
     }
 
+    /// Reads `s`, the output from `start` on.
     // Bounds: `first` (a memchr hit) is < s.len() and `\n` is ASCII, so `s[..first]` is a char
     // boundary.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn push_piece(&mut self, s: &str) {
-        let start = self.out_len;
-        self.held.push_str(s);
-        self.out_len += s.len();
+    fn read_piece(&mut self, s: &str, start: usize) {
         if let Some(back) = self.open.back() {
             let (back_p, back_id) = (back.p, back.id);
             if back_p == start {
@@ -808,6 +859,7 @@ impl Builder {
     // Bounds: `tag` is a tag id from `Rules::lookup`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn start_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
+        self.settle();
         self.dirty = true;
         self.autoclose(tag, src);
         if self.open.len() >= self.rules.max_depth {
@@ -823,6 +875,7 @@ impl Builder {
     // Bounds: `tag` is a tag id from `Rules::lookup`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn self_closing_tag(&mut self, tag: usize, attrs: Attrs, src: usize) -> bool {
+        self.settle();
         self.dirty = true;
         self.autoclose(tag, src);
         let strategy = match self.rules.tags[tag].self_closing {
@@ -850,6 +903,7 @@ impl Builder {
     // Bounds: `tag` is a tag id from `Rules::lookup`, < open_count.len().
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     pub(crate) fn end_tag(&mut self, tag: usize, src: usize) -> bool {
+        self.settle();
         self.dirty = true;
         if self.open_count[tag] == 0 {
             return false;
@@ -1297,7 +1351,8 @@ impl Builder {
 
     /// Whether a [`flush`](Builder::flush) now would emit nothing (it may still move a
     /// cursor, to where a later query would find it anyway). Checks `plain_budget`.
-    pub(crate) fn flush_is_noop(&self) -> bool {
+    pub(crate) fn flush_is_noop(&mut self) -> bool {
+        self.settle();
         let (f, _, _) = self.frontier_of(self.line_cur, self.claim_cur);
         f <= self.held_start && self.markers.front().is_none_or(|m| m.pos > f)
     }
@@ -1305,6 +1360,7 @@ impl Builder {
     /// Emits everything that is final into `events`.
     #[inline]
     pub(crate) fn flush(&mut self) {
+        self.settle();
         if !self.dirty {
             // The last flush emitted up to the frontier, which has not moved since: nothing
             // changed (an update inside a tag candidate or a partial character).
@@ -1318,6 +1374,7 @@ impl Builder {
 
     /// Emits everything that is final straight into `parse()`'s document (decision 52).
     pub(crate) fn flush_into(&mut self, doc: &mut Document) {
+        self.settle();
         if self.dirty {
             self.dirty = false;
             let f = self.frontier();
@@ -1332,6 +1389,7 @@ impl Builder {
 
     /// [`finish`](Builder::finish), into `out` (`parse()`'s document).
     pub(crate) fn finish_into<O: Out>(&mut self, out: &mut O) {
+        self.settle();
         let c = self.out_len;
         self.close_newer_than_len(0, c, Close::EndOfInput);
         self.emit_to(self.out_len, true, out);
@@ -1739,4 +1797,131 @@ fn clip_span(s: Option<(usize, usize)>, clip: usize) -> Option<(usize, usize)> {
         let a = a.max(clip);
         (a < b).then_some((a, b))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, SelfClosing};
+
+    /// One step of a builder script.
+    #[derive(Debug, Clone, Copy)]
+    enum Op {
+        Text(&'static str),
+        Start(usize),
+        End(usize),
+        SelfClosing(usize),
+        Flush,
+    }
+
+    /// The events of `ops`, with every piece of text read as it comes (`eager`) or only
+    /// at the next entry point that settles (decision 73).
+    fn run(rules: &Arc<Rules>, ops: &[Op], eager: bool) -> Document {
+        let mut b = Builder::new(rules.clone());
+        let mut doc = Document::default();
+        let mut src = 0;
+        for &op in ops {
+            match op {
+                Op::Text(s) => {
+                    b.text(s);
+                    if eager {
+                        b.settle();
+                    }
+                    src += s.len();
+                }
+                Op::Start(t) => {
+                    b.start_tag(t, Attrs::default(), src);
+                }
+                Op::End(t) => {
+                    b.end_tag(t, src);
+                }
+                Op::SelfClosing(t) => {
+                    b.self_closing_tag(t, Attrs::default(), src);
+                }
+                Op::Flush => b.flush(),
+            }
+            for e in b.events.drain(..) {
+                doc.push(e);
+            }
+        }
+        b.finish();
+        for e in b.events.drain(..) {
+            doc.push(e);
+        }
+        doc
+    }
+
+    /// Text read piece by piece and read as one run give the same document, for every
+    /// recovery strategy (each reading of text: first char, first kept char, first token,
+    /// newlines, trailing trimmable chars) and a span limit inside the runs; seeded random
+    /// scripts of text pieces (the pieces that border a tag, a reference or a limit, split
+    /// inside tokens, whitespace and non-ASCII text) between tags and flushes.
+    #[test]
+    fn text_read_in_pieces_or_in_one_run_agrees() {
+        let tags = ["r", "c", "f", "n", "k", "o", "s"];
+        let base = Config::default()
+            .with_tags(tags)
+            .and_then(|c| c.with_recovery("r", Strategy::RetroLine))
+            .and_then(|c| c.with_recovery("c", Strategy::RetroClaim))
+            .and_then(|c| c.with_recovery("f", Strategy::ForwardUntilTag))
+            .and_then(|c| c.with_recovery("n", Strategy::ForwardUntilNewline))
+            .and_then(|c| c.with_recovery("k", Strategy::ForwardNextToken))
+            .and_then(|c| c.with_recovery("o", Strategy::Noop))
+            .and_then(|c| c.with_self_closing("s", SelfClosing::NextToken))
+            .expect("config");
+        let configs = [
+            base.clone(),
+            base.clone().with_trim_punctuation(false),
+            base.clone().with_autoclose_on_any_tag(false),
+            base.with_max_span_bytes(7).expect("limit"),
+        ];
+        const PIECES: [&str; 16] = [
+            "a",
+            "word",
+            " ",
+            "  ",
+            "\n",
+            ". ",
+            ",",
+            "x y",
+            "tok",
+            "en ",
+            "\u{3000}",
+            "é",
+            "\n\n",
+            "two words\n",
+            "!?",
+            "long run of text",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut compared = 0;
+        for config in &configs {
+            let rules = Arc::new(Rules::new(config));
+            let ids: Vec<usize> = tags.iter().filter_map(|t| rules.lookup(t)).collect();
+            assert_eq!(ids.len(), tags.len());
+            for _ in 0..400 {
+                let ops: Vec<Op> = (0..next(24) + 1)
+                    .map(|_| match next(10) {
+                        0..=5 => Op::Text(PIECES[next(PIECES.len())]),
+                        6 => Op::Start(ids[next(ids.len())]),
+                        7 => Op::End(ids[next(ids.len())]),
+                        8 => Op::SelfClosing(ids[next(ids.len())]),
+                        _ => Op::Flush,
+                    })
+                    .collect();
+                let lazy = run(&rules, &ops, false);
+                let eager = run(&rules, &ops, true);
+                assert_eq!(lazy, eager, "{ops:?}");
+                assert_eq!(format!("{lazy:?}"), format!("{eager:?}"), "{ops:?}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 1600);
+    }
 }
