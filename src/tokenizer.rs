@@ -436,6 +436,36 @@ static BYTE_CLASS: [u8; 256] = {
     t
 };
 
+/// The next `~` of the input of a [`Tokenizer::run`] call at or after where it was last
+/// looked for, so that one search serves every text run before it (decision 74).
+#[derive(Debug, Clone, Copy)]
+struct NextTilde {
+    /// Where the search started (`usize::MAX`: none yet).
+    from: usize,
+    /// The first `~` at or after `from`, if any.
+    at: Option<usize>,
+}
+
+impl NextTilde {
+    const UNSEARCHED: NextTilde = NextTilde {
+        from: usize::MAX,
+        at: None,
+    };
+
+    /// The first `~` of `bytes` at or after `from`.
+    #[inline]
+    fn find(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
+        if self.from > from || self.at.is_some_and(|a| a < from) {
+            self.from = from;
+            self.at = bytes
+                .get(from..)
+                .and_then(|rest| memchr::memchr(b'~', rest))
+                .map(|k| from + k);
+        }
+        self.at
+    }
+}
+
 impl Tokenizer {
     /// Between constructs in the text state with nothing to replay, and mid-line if fences
     /// are recognized (otherwise the line prefix is not tracked in text), or after a
@@ -876,6 +906,7 @@ impl Tokenizer {
     fn run(&mut self, rules: &Rules, b: &mut Builder, input: &str, src: usize) -> usize {
         let bytes = input.as_bytes();
         let mut i = 0;
+        let mut tilde = NextTilde::UNSEARCHED;
         while i < bytes.len() {
             match &mut self.state {
                 State::Text => {
@@ -896,7 +927,7 @@ impl Tokenizer {
                     };
                     let end = hit.map_or(bytes.len(), |k| i + k);
                     if rules.markdown_code {
-                        if let Some(t) = self.scan_line_starts(bytes, i, end) {
+                        if let Some(t) = self.scan_line_starts(bytes, i, end, &mut tilde) {
                             // A tilde at a line start inside the run: a possible fence.
                             b.text(&input[i..t]);
                             i = t;
@@ -1329,49 +1360,58 @@ impl Tokenizer {
 
     /// In a plain run `bytes[from..to]`: tracks whether the run ends at a line start, and
     /// returns the position of a `~` that starts a line (after at most 3 spaces), if any.
-    // Bounds: `from <= to <= bytes.len()` and `j < to` guards every read.
+    /// Tildes are rare in prose and newlines are not, so this looks for tildes (`tilde`
+    /// remembers the next one of the input across runs) and checks only the few bytes
+    /// before one and at the run's end (decision 74).
+    // Bounds: `from <= to <= bytes.len()`; `j > from` guards `bytes[j - 1]`, and `k <
+    // run.len()` guards `run[run.len() - 1 - k]`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn scan_line_starts(&mut self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+    fn scan_line_starts(
+        &mut self,
+        bytes: &[u8],
+        from: usize,
+        to: usize,
+        tilde: &mut NextTilde,
+    ) -> Option<usize> {
         let run = &bytes[from..to];
-        if self.line_prefix.is_none() && find1(b'\n', run).is_none() {
-            // Mid-line and no newline: nothing can start a fence here.
+        if run.is_empty() {
             return None;
         }
-        let check = |at: usize, spaces: u8| -> (Option<usize>, Option<u8>) {
-            // From `at` with `spaces` already counted: returns a tilde position or the line
-            // prefix state at `to`.
-            let mut s = spaces;
-            let mut j = at;
-            while j < to {
-                match bytes[j] {
-                    b' ' if s < 3 => s += 1,
-                    b'~' => return (Some(j), None),
-                    _ => return (None, None),
-                }
-                j += 1;
+        let mut k = from;
+        while let Some(t) = tilde.find(bytes, k).filter(|&t| t < to) {
+            // Back over at most 4 spaces: a line start within 3 makes `t` a fence's start.
+            let mut j = t;
+            while j > from && t - j < 4 && bytes[j - 1] == b' ' {
+                j -= 1;
             }
-            (None, Some(s))
-        };
-        let mut prefix = match self.line_prefix {
-            Some(s) => {
-                let (t, p) = check(from, s);
-                if t.is_some() {
-                    return t;
-                }
-                p
+            let spaces = t - j;
+            let starts_line = if j > from {
+                bytes[j - 1] == b'\n' && spaces <= 3
+            } else {
+                self.line_prefix
+                    .is_some_and(|p| usize::from(p) + spaces <= 3)
+            };
+            if starts_line {
+                return Some(t);
             }
-            None => None,
-        };
-        for nl in memchr::memchr_iter(b'\n', run) {
-            let (t, p) = check(from + nl + 1, 0);
-            if t.is_some() {
-                return t;
-            }
-            prefix = p;
+            k = t + 1;
         }
-        if !run.is_empty() {
-            self.line_prefix = prefix;
+        // The line prefix at the end: at most 3 spaces after the run's last newline, or a
+        // run of spaces only, continuing the prefix it started in.
+        let mut k = 0;
+        while k < 4 && k < run.len() && run[run.len() - 1 - k] == b' ' {
+            k += 1;
         }
+        self.line_prefix = if k == run.len() {
+            self.line_prefix
+                .map(|p| usize::from(p) + k)
+                .filter(|&n| n <= 3)
+                .map(|n| n as u8)
+        } else if k <= 3 && run[run.len() - 1 - k] == b'\n' {
+            Some(k as u8)
+        } else {
+            None
+        };
         None
     }
 
@@ -1913,6 +1953,102 @@ mod tests {
         }
         // Most ASCII bytes go on in most phases; the outcomes are the exceptions.
         assert!(taken > 1000, "{taken}");
+    }
+
+    /// `scan_line_starts` (tilde-driven, decision 74) against the newline-driven scan it
+    /// replaced, kept here as the reference: every string of up to 7 bytes of space,
+    /// newline, tilde and a letter, every run `from..to` inside it, every line prefix state
+    /// at the run's start, and where the next tilde was last looked for (nowhere yet, at
+    /// the run's start, at an earlier run's start); the tilde found and the prefix after
+    /// must agree.
+    #[test]
+    fn tilde_scan_matches_the_newline_scan() {
+        fn reference(
+            prefix0: Option<u8>,
+            bytes: &[u8],
+            from: usize,
+            to: usize,
+        ) -> (Option<usize>, Option<u8>) {
+            let run = &bytes[from..to];
+            if prefix0.is_none() && !run.contains(&b'\n') {
+                return (None, prefix0);
+            }
+            let check = |at: usize, spaces: u8| -> (Option<usize>, Option<u8>) {
+                let mut s = spaces;
+                let mut j = at;
+                while j < to {
+                    match bytes[j] {
+                        b' ' if s < 3 => s += 1,
+                        b'~' => return (Some(j), None),
+                        _ => return (None, None),
+                    }
+                    j += 1;
+                }
+                (None, Some(s))
+            };
+            let mut prefix = match prefix0 {
+                Some(s) => {
+                    let (t, p) = check(from, s);
+                    if t.is_some() {
+                        return (t, prefix0);
+                    }
+                    p
+                }
+                None => None,
+            };
+            for (nl, _) in run.iter().enumerate().filter(|(_, &c)| c == b'\n') {
+                let (t, p) = check(from + nl + 1, 0);
+                if t.is_some() {
+                    return (t, prefix0);
+                }
+                prefix = p;
+            }
+            if run.is_empty() {
+                prefix = prefix0;
+            }
+            (None, prefix)
+        }
+        let rules = Rules::new(&Config::default());
+        let alphabet = [b' ', b'\n', b'~', b'a'];
+        let mut inputs: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=7 {
+            let mut next = Vec::new();
+            for s in inputs.iter().filter(|s| s.len() == len - 1) {
+                for &c in &alphabet {
+                    let mut t = s.clone();
+                    t.push(c);
+                    next.push(t);
+                }
+            }
+            inputs.extend(next);
+        }
+        let mut checked = 0;
+        for bytes in &inputs {
+            for from in 0..=bytes.len() {
+                for to in from..=bytes.len() {
+                    for prefix0 in [None, Some(0), Some(1), Some(2), Some(3)] {
+                        for searched in [None, Some(from), Some(0)] {
+                            let mut tok = Tokenizer::new(&rules);
+                            tok.line_prefix = prefix0;
+                            let mut tilde = NextTilde::UNSEARCHED;
+                            if let Some(at) = searched {
+                                tilde.find(bytes, at);
+                            }
+                            let got = tok.scan_line_starts(bytes, from, to, &mut tilde);
+                            let want = reference(prefix0, bytes, from, to);
+                            assert_eq!(
+                                (got, tok.line_prefix),
+                                want,
+                                "{:?} {from}..{to} prefix {prefix0:?}",
+                                String::from_utf8_lossy(bytes)
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 10_959_075);
     }
 
     /// The short paths that open a tag candidate (`take_open_chunk`, on `<` and a rest) and
