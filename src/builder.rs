@@ -253,6 +253,8 @@ impl Builder {
     /// - the cursors are caches of "first kept char at or after x", rescanned for any `x`
     ///   past them; `clip` measures back from a tag no further than `held_start`;
     /// - `pool`, `cur_buf`, `open_list` and `dirty` hold buffers and caches only.
+    ///
+    /// Unread text (`settled` short of `out_len`, decision 73) answers `false`.
     pub(crate) fn at_fresh_line(&self) -> bool {
         self.held_start == self.out_len
             && self.settled == self.out_len
@@ -569,8 +571,10 @@ impl Builder {
     }
 
     /// Works out what the text appended since the last call means (see
-    /// [`text`](Builder::text)). Every entry point but `text` and the plain size queries
-    /// calls it first, so everything else sees the state the text, read piece by piece,
+    /// [`text`](Builder::text)). Every entry point calls it first but `text`, the size
+    /// queries and `open_before_frontier` / `has_annotations_pending` (which read nothing
+    /// the reading changes) and `at_fresh_line` (`false` over unread text), so everything
+    /// else sees the state the text, read piece by piece,
     /// would have left: reading `a` then `b` is reading `a + b`, as it must be for any
     /// chunking of the input, and this reading changes no open tag's position or
     /// membership, no span and no marker, only what a tag has seen so far (decision 73).
@@ -1808,54 +1812,85 @@ mod tests {
     #[derive(Debug, Clone, Copy)]
     enum Op {
         Text(&'static str),
+        /// Plain ASCII text through `push_plain` (which refuses it where `text` would do
+        /// more than append).
+        Plain(&'static str),
         Start(usize),
         End(usize),
         SelfClosing(usize),
         Flush,
+        /// One of the queries the parser makes between updates (`at_fresh_line`,
+        /// `line_pin_room`, `plain_budget`, `flush_is_noop`).
+        Query(u8),
     }
 
-    /// The events of `ops`, with every piece of text read as it comes (`eager`) or only
-    /// at the next entry point that settles (decision 73).
-    fn run(rules: &Arc<Rules>, ops: &[Op], eager: bool) -> Document {
+    /// The events of `ops` and, after every step but `Text`, the answers of the steps and
+    /// the builder's whole state; every piece of text read as it comes (`eager`) or only at
+    /// the next entry point that settles (decision 73).
+    fn run(rules: &Arc<Rules>, ops: &[Op], eager: bool) -> (Document, Vec<String>, Vec<bool>) {
         let mut b = Builder::new(rules.clone());
         let mut doc = Document::default();
+        let mut trace = Vec::new();
+        // `at_fresh_line` settles nothing (it answers `false` over unread text): its answers
+        // apart, and no state after it.
+        let mut fresh = Vec::new();
         let mut src = 0;
         for &op in ops {
-            match op {
+            let answer = match op {
                 Op::Text(s) => {
                     b.text(s);
                     if eager {
                         b.settle();
                     }
                     src += s.len();
+                    None
                 }
-                Op::Start(t) => {
-                    b.start_tag(t, Attrs::default(), src);
+                Op::Plain(s) => {
+                    let (len, kept) = crate::text::plain_ascii_prefix(s.as_bytes());
+                    assert_eq!(len, s.len(), "{s:?} is not plain");
+                    let took = b.push_plain(s.as_bytes(), kept);
+                    if took {
+                        src += s.len();
+                    }
+                    Some(format!("{took}"))
                 }
-                Op::End(t) => {
-                    b.end_tag(t, src);
-                }
+                Op::Start(t) => Some(format!("{}", b.start_tag(t, Attrs::default(), src))),
+                Op::End(t) => Some(format!("{}", b.end_tag(t, src))),
                 Op::SelfClosing(t) => {
-                    b.self_closing_tag(t, Attrs::default(), src);
+                    Some(format!("{}", b.self_closing_tag(t, Attrs::default(), src)))
                 }
-                Op::Flush => b.flush(),
-            }
+                Op::Flush => {
+                    b.flush();
+                    Some(String::new())
+                }
+                Op::Query(0) => {
+                    fresh.push(b.at_fresh_line());
+                    None
+                }
+                Op::Query(1) => Some(format!("{:?}", b.line_pin_room())),
+                Op::Query(2) => Some(format!("{}", b.plain_budget())),
+                Op::Query(_) => Some(format!("{}", b.flush_is_noop())),
+            };
             for e in b.events.drain(..) {
                 doc.push(e);
+            }
+            if let Some(a) = answer {
+                trace.push(format!("{a} {b:?}"));
             }
         }
         b.finish();
         for e in b.events.drain(..) {
             doc.push(e);
         }
-        doc
+        (doc, trace, fresh)
     }
 
-    /// Text read piece by piece and read as one run give the same document, for every
-    /// recovery strategy (each reading of text: first char, first kept char, first token,
-    /// newlines, trailing trimmable chars) and a span limit inside the runs; seeded random
-    /// scripts of text pieces (the pieces that border a tag, a reference or a limit, split
-    /// inside tokens, whitespace and non-ASCII text) between tags and flushes.
+    /// Text read piece by piece and read as one run give the same document, the same
+    /// answers and the same state after every step but text, for every recovery strategy
+    /// (each reading of text: first char, first kept char, first token, newlines, trailing
+    /// trimmable chars) and a span limit inside the runs; seeded random scripts of text
+    /// pieces (the pieces that border a tag, a reference or a limit, split inside tokens,
+    /// whitespace and non-ASCII text) between tags, plain appends, queries and flushes.
     #[test]
     fn text_read_in_pieces_or_in_one_run_agrees() {
         let tags = ["r", "c", "f", "n", "k", "o", "s"];
@@ -1893,6 +1928,7 @@ mod tests {
             "!?",
             "long run of text",
         ];
+        const PLAIN: [&str; 4] = ["a", "plain words", " ", "x."];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = move |n: usize| {
             seed ^= seed << 13;
@@ -1900,28 +1936,37 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let mut compared = 0;
+        let (mut compared, mut fresh_true) = (0, 0);
         for config in &configs {
             let rules = Arc::new(Rules::new(config));
             let ids: Vec<usize> = tags.iter().filter_map(|t| rules.lookup(t)).collect();
             assert_eq!(ids.len(), tags.len());
             for _ in 0..400 {
                 let ops: Vec<Op> = (0..next(24) + 1)
-                    .map(|_| match next(10) {
+                    .map(|_| match next(13) {
                         0..=5 => Op::Text(PIECES[next(PIECES.len())]),
                         6 => Op::Start(ids[next(ids.len())]),
                         7 => Op::End(ids[next(ids.len())]),
                         8 => Op::SelfClosing(ids[next(ids.len())]),
+                        9 => Op::Plain(PLAIN[next(PLAIN.len())]),
+                        10 => Op::Query(next(4) as u8),
                         _ => Op::Flush,
                     })
                     .collect();
-                let lazy = run(&rules, &ops, false);
-                let eager = run(&rules, &ops, true);
+                let (lazy, lazy_trace, lazy_fresh) = run(&rules, &ops, false);
+                let (eager, eager_trace, eager_fresh) = run(&rules, &ops, true);
                 assert_eq!(lazy, eager, "{ops:?}");
                 assert_eq!(format!("{lazy:?}"), format!("{eager:?}"), "{ops:?}");
+                assert_eq!(lazy_trace, eager_trace, "{ops:?}");
+                // Fresh over unread text errs towards `false` only.
+                for (l, e) in lazy_fresh.iter().zip(&eager_fresh) {
+                    assert!(!l || *e, "{ops:?}");
+                }
+                fresh_true += usize::from(lazy_fresh.iter().any(|&f| f));
                 compared += 1;
             }
         }
         assert_eq!(compared, 1600);
+        assert!(fresh_true > 0, "no script reached a fresh line");
     }
 }

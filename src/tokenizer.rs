@@ -363,6 +363,8 @@ struct Replay {
     pos: usize,
     /// Source offset of `text[0]`.
     src: usize,
+    /// The next `~` of `text[pos..]`, kept across the `run` calls that replay it.
+    tilde: NextTilde,
 }
 
 enum TagOutcome {
@@ -436,14 +438,23 @@ static BYTE_CLASS: [u8; 256] = {
     t
 };
 
-/// The next `~` of the input of a [`Tokenizer::run`] call at or after where it was last
-/// looked for, so that one search serves every text run before it (decision 74).
+/// The next `~` of a text at or after where it was last looked for, so that one search
+/// serves every text run before it (decision 74). It belongs to the text (a fed chunk, a
+/// replay), not to one [`Tokenizer::run`] call: a call returns at every construct that
+/// leaves text to replay, and a search from there to the end each time would read the
+/// rest of the chunk once per construct (`<a` and a blank line, repeated).
 #[derive(Debug, Clone, Copy)]
 struct NextTilde {
     /// Where the search started (`usize::MAX`: none yet).
     from: usize,
     /// The first `~` at or after `from`, if any.
     at: Option<usize>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Bytes searched for a `~` on this thread (for a test that bounds them).
+    static TILDE_SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl NextTilde {
@@ -457,12 +468,28 @@ impl NextTilde {
     fn find(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
         if self.from > from || self.at.is_some_and(|a| a < from) {
             self.from = from;
-            self.at = bytes
-                .get(from..)
-                .and_then(|rest| memchr::memchr(b'~', rest))
-                .map(|k| from + k);
+            let rest = bytes.get(from..).unwrap_or_default();
+            let at = memchr::memchr(b'~', rest);
+            #[cfg(test)]
+            TILDE_SCANNED.with(|v| v.set(v.get() + at.map_or(rest.len(), |k| k + 1)));
+            self.at = at.map(|k| from + k);
         }
         self.at
+    }
+
+    /// The text lost its first `n` bytes (a `run` call took them).
+    #[inline]
+    fn advance(&mut self, n: usize) {
+        match self.at {
+            Some(a) if a < n => *self = NextTilde::UNSEARCHED,
+            _ if self.from == usize::MAX => {}
+            at => {
+                // Searched from `from` with nothing before `at`: from the new start too
+                // when `from` is behind it.
+                self.from = self.from.saturating_sub(n);
+                self.at = at.map(|a| a - n);
+            }
+        }
     }
 }
 
@@ -711,6 +738,9 @@ impl Tokenizer {
     pub(crate) fn feed(&mut self, rules: &Rules, b: &mut Builder, input: &str, src: usize) {
         let mut rest = input;
         let mut src = src;
+        // Kept across the `run` calls over this chunk (one returns at each construct that
+        // leaves text to replay), so the chunk is searched for tildes once (decision 74).
+        let mut tilde = NextTilde::UNSEARCHED;
         loop {
             if !self.replays.is_empty() {
                 self.drain_replays(rules, b);
@@ -718,7 +748,8 @@ impl Tokenizer {
             if rest.is_empty() {
                 break;
             }
-            let n = self.run(rules, b, rest, src);
+            let n = self.run(rules, b, rest, src, &mut tilde);
+            tilde.advance(n);
             rest = &rest[n..];
             src += n;
             if let Some(r) = self.aborted.take() {
@@ -731,7 +762,8 @@ impl Tokenizer {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn drain_replays(&mut self, rules: &Rules, b: &mut Builder) {
         while let Some(mut r) = self.replays.pop() {
-            let n = self.run(rules, b, &r.text[r.pos..], r.src + r.pos);
+            let n = self.run(rules, b, &r.text[r.pos..], r.src + r.pos, &mut r.tilde);
+            r.tilde.advance(n);
             r.pos += n;
             if r.pos < r.text.len() {
                 self.replays.push(r);
@@ -816,6 +848,7 @@ impl Tokenizer {
             text,
             pos: 0,
             src: self.cand_src + lead,
+            tilde: NextTilde::UNSEARCHED,
         });
     }
 
@@ -903,10 +936,16 @@ impl Tokenizer {
     // advances by whole chars or to memchr hits on ASCII bytes, so every slice of `input` ends on a
     // char boundary (fuzzed: fuzz/fuzz_targets/chunked.rs).
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
-    fn run(&mut self, rules: &Rules, b: &mut Builder, input: &str, src: usize) -> usize {
+    fn run(
+        &mut self,
+        rules: &Rules,
+        b: &mut Builder,
+        input: &str,
+        src: usize,
+        tilde: &mut NextTilde,
+    ) -> usize {
         let bytes = input.as_bytes();
         let mut i = 0;
-        let mut tilde = NextTilde::UNSEARCHED;
         while i < bytes.len() {
             match &mut self.state {
                 State::Text => {
@@ -927,7 +966,7 @@ impl Tokenizer {
                     };
                     let end = hit.map_or(bytes.len(), |k| i + k);
                     if rules.markdown_code {
-                        if let Some(t) = self.scan_line_starts(bytes, i, end, &mut tilde) {
+                        if let Some(t) = self.scan_line_starts(bytes, i, end, tilde) {
                             // A tilde at a line start inside the run: a possible fence.
                             b.text(&input[i..t]);
                             i = t;
@@ -2049,6 +2088,33 @@ mod tests {
             }
         }
         assert_eq!(checked, 10_959_075);
+    }
+
+    /// The tildes of a chunk are searched for once, however often `run` returns in it to
+    /// replay an aborted construct: `<a` and a blank line, repeated, aborts a candidate every
+    /// 4 bytes and leaves text to replay, and a search from each return to the end read the
+    /// rest of the chunk each time (512 M bytes for 64 KiB; decision 74). Replays keep
+    /// their own search. Tildes at the end make every search run to the end of the chunk.
+    #[test]
+    fn a_chunk_is_searched_for_tildes_once() {
+        use crate::builder::Builder;
+        use std::sync::Arc;
+        let rules = Arc::new(Rules::new(&Config::default()));
+        for unit in ["<a\n\n", "<a\n\n~", "x <a b='\n\n"] {
+            let mut input = unit.repeat(16_384);
+            input.push_str("\n~~~\n");
+            TILDE_SCANNED.with(|v| v.set(0));
+            let mut tok = Tokenizer::new(&rules);
+            let mut b = Builder::new(rules.clone());
+            tok.feed(&rules, &mut b, &input, 0);
+            tok.finish(&rules, &mut b);
+            let scanned = TILDE_SCANNED.with(|v| v.get());
+            assert!(
+                scanned <= 2 * input.len(),
+                "{unit:?}: {scanned} bytes searched for {}",
+                input.len()
+            );
+        }
     }
 
     /// The short paths that open a tag candidate (`take_open_chunk`, on `<` and a rest) and
