@@ -1998,8 +1998,8 @@ mod tests {
     /// replaced, kept here as the reference: every string of up to 7 bytes of space,
     /// newline, tilde and a letter, every run `from..to` inside it, every line prefix state
     /// at the run's start, and where the next tilde was last looked for (nowhere yet, at
-    /// the run's start, at an earlier run's start); the tilde found and the prefix after
-    /// must agree.
+    /// the run's start, at an earlier run's start, past the run's start); the tilde found
+    /// and the prefix after must agree.
     #[test]
     fn tilde_scan_matches_the_newline_scan() {
         fn reference(
@@ -2066,7 +2066,7 @@ mod tests {
             for from in 0..=bytes.len() {
                 for to in from..=bytes.len() {
                     for prefix0 in [None, Some(0), Some(1), Some(2), Some(3)] {
-                        for searched in [None, Some(from), Some(0)] {
+                        for searched in [None, Some(from), Some(0), Some(to)] {
                             let mut tok = Tokenizer::new(&rules);
                             tok.line_prefix = prefix0;
                             let mut tilde = NextTilde::UNSEARCHED;
@@ -2087,7 +2087,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 10_959_075);
+        assert_eq!(checked, 14_612_100);
     }
 
     /// The tildes of a chunk are searched for once, however often `run` returns in it to
