@@ -89,6 +89,32 @@ for shape in lt_flood open_quote one_line amp_flood deep_nest; do
   done
 done
 
+# Stream ratios in wall time, interleaved: criterion times `parse` and `stream/N` of a group
+# one after another, so a burst of load during one of them skews their ratio (in one run
+# prose in 4-byte chunks at 1 MB took 6.35 ms against 6.95 ms in 1-byte chunks). Here each
+# of 15 rounds times one-shot and then N-byte chunks of the same input back to back
+# (`profile_parse`, the throughput benches' configuration and loop, each after one untimed
+# run), and the median of the rounds' ratios is reported.
+for shape in prose unicode dense one_line; do
+  # The sizes of the criterion groups (10 MB for prose only).
+  sizes="1024 65536 1048576"
+  if [ "$shape" = prose ]; then sizes="$sizes 10485760"; fi
+  for size in $sizes; do
+    case $size in 1024) n=20000 ;; 65536) n=400 ;; 1048576) n=20 ;; *) n=2 ;; esac
+    for chunk in 4 1; do
+      ratios=""
+      for _ in $(seq 15); do
+        a=$(WARMUP=1 ./target/release/examples/profile_parse $shape $size $n 0 | awk '{print $(NF-1)}')
+        b=$(WARMUP=1 ./target/release/examples/profile_parse $shape $size $n $chunk | awk '{print $(NF-1)}')
+        ratios="$ratios $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')"
+      done
+      med=$(printf '%s\n' $ratios | median)
+      echo "{\"kind\":\"wall_stream\",\"shape\":\"$shape\",\"size\":$size,\"chunk\":$chunk,\"median\":$med,\"rounds\":\"${ratios# }\"}" >> "$out"
+      echo "$shape $size chunk=$chunk: ${med}x one-shot (rounds:$ratios)"
+    done
+  done
+done
+
 # Instructions per byte (callgrind, 1 MiB, the throughput benches' configuration): our
 # one-shot parse and 4-/1-byte chunks next to kindaxml, quick-xml and a memchr scan. Each
 # count minus the same run with ITERS=0 (input generation only).
