@@ -65,36 +65,43 @@ for shape in lt_flood open_quote one_line amp_flood deep_nest; do
   done
 done
 
+# Rounds of two `profile_parse` runs back to back, each after one untimed run (WARMUP):
+# prints EXPR of their throughputs `a` and `b` for each of 15 rounds. 15 short rounds rather
+# than a few long ones: a burst of load from another tenant of this shared machine then
+# skews fewer of them. (PRESET passes through the environment.)
+rounds() { # EXPR "ARGS A" "ARGS B"
+  local r="" a b
+  for _ in $(seq 15); do
+    a=$(WARMUP=1 ./target/release/examples/profile_parse $2 | awk '{print $(NF-1)}')
+    b=$(WARMUP=1 ./target/release/examples/profile_parse $3 | awk '{print $(NF-1)}')
+    r="$r $(awk -v a="$a" -v b="$b" "BEGIN {printf \"%.3f\", $1}")"
+  done
+  echo "${r# }"
+}
+
 # Scaling in wall time, interleaved: criterion measures 1x, 2x and 4x one after another, so a
-# burst of load from another tenant of this shared machine during one of them skews that
-# ratio. Here each round times 1 MiB and then 4 MiB (the same total bytes: 4x the
-# iterations at 1 MiB) back to back, and the median of the rounds' ratios is reported.
+# burst of load during one of them skews that ratio. Here each round times 1 MiB and then
+# 4 MiB (the same total bytes: 4x the iterations at 1 MiB) back to back, and the median of
+# the rounds' ratios is reported. The untimed first run matters here: the 4 MiB side times
+# only n/4 runs, so without it the first run's page faults (a heap growing to the input's
+# size) weigh 4x as much there: one_line's median was 5.18x without it and 4.06x / 4.28x in
+# two runs with it, at an unchanged instruction ratio (3.95x).
 for shape in lt_flood open_quote one_line amp_flood deep_nest; do
   for chunk in 0 1; do
-    # 15 short rounds rather than a few long ones: a burst of load then skews fewer of them.
     if [ "$chunk" = 0 ]; then n=8; else n=4; fi
-    ratios=""
-    for _ in $(seq 15); do
-      # WARMUP: one untimed run first. The 4 MiB side times only n/4 runs, so without it
-      # the first run's page faults (a heap growing to the input's size) weigh 4x as much
-      # there: one_line's median was 5.18x without it and 4.06x / 4.28x in two runs with
-      # it, at an unchanged instruction ratio (3.95x).
-      a=$(WARMUP=1 PRESET=scaling ./target/release/examples/profile_parse $shape 1048576 $n $chunk | awk '{print $(NF-1)}')
-      b=$(WARMUP=1 PRESET=scaling ./target/release/examples/profile_parse $shape 4194304 $((n / 4)) $chunk | awk '{print $(NF-1)}')
-      ratios="$ratios $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", 4 * a / b}')"
-    done
+    ratios=$(PRESET=scaling rounds "4 * a / b" "$shape 1048576 $n $chunk" "$shape 4194304 $((n / 4)) $chunk")
     med=$(printf '%s\n' $ratios | median)
-    echo "{\"kind\":\"wall_scaling\",\"shape\":\"$shape\",\"chunk\":$chunk,\"median\":$med,\"rounds\":\"${ratios# }\"}" >> "$out"
-    echo "$shape chunk=$chunk: 4x input -> ${med}x time (rounds:$ratios)"
+    echo "{\"kind\":\"wall_scaling\",\"shape\":\"$shape\",\"chunk\":$chunk,\"median\":$med,\"rounds\":\"$ratios\"}" >> "$out"
+    echo "$shape chunk=$chunk: 4x input -> ${med}x time (rounds: $ratios)"
   done
 done
 
 # Stream ratios in wall time, interleaved: criterion times `parse` and `stream/N` of a group
 # one after another, so a burst of load during one of them skews their ratio (in one run
 # prose in 4-byte chunks at 1 MB took 6.35 ms against 6.95 ms in 1-byte chunks). Here each
-# of 15 rounds times one-shot and then N-byte chunks of the same input back to back
-# (`profile_parse`, the throughput benches' configuration and loop, each after one untimed
-# run), and the median of the rounds' ratios is reported.
+# round times one-shot and then N-byte chunks of the same input back to back (the
+# throughput benches' configuration and loop), and the median of the rounds' ratios is
+# reported (DESIGN.md, decision 75).
 for shape in prose unicode dense one_line; do
   # The sizes of the criterion groups (10 MB for prose only).
   sizes="1024 65536 1048576"
@@ -102,15 +109,10 @@ for shape in prose unicode dense one_line; do
   for size in $sizes; do
     case $size in 1024) n=20000 ;; 65536) n=400 ;; 1048576) n=20 ;; *) n=2 ;; esac
     for chunk in 4 1; do
-      ratios=""
-      for _ in $(seq 15); do
-        a=$(WARMUP=1 ./target/release/examples/profile_parse $shape $size $n 0 | awk '{print $(NF-1)}')
-        b=$(WARMUP=1 ./target/release/examples/profile_parse $shape $size $n $chunk | awk '{print $(NF-1)}')
-        ratios="$ratios $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')"
-      done
+      ratios=$(rounds "b / a" "$shape $size $n 0" "$shape $size $n $chunk")
       med=$(printf '%s\n' $ratios | median)
-      echo "{\"kind\":\"wall_stream\",\"shape\":\"$shape\",\"size\":$size,\"chunk\":$chunk,\"median\":$med,\"rounds\":\"${ratios# }\"}" >> "$out"
-      echo "$shape $size chunk=$chunk: ${med}x one-shot (rounds:$ratios)"
+      echo "{\"kind\":\"wall_stream\",\"shape\":\"$shape\",\"size\":$size,\"chunk\":$chunk,\"median\":$med,\"rounds\":\"$ratios\"}" >> "$out"
+      echo "$shape $size chunk=$chunk: ${med}x one-shot (rounds: $ratios)"
     done
   done
 done
