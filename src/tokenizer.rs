@@ -1402,8 +1402,8 @@ impl Tokenizer {
     /// Tildes are rare in prose and newlines are not, so this looks for tildes (`tilde`
     /// remembers the next one of the input across runs) and checks only the few bytes
     /// before one and at the run's end (decision 74).
-    // Bounds: `from <= to <= bytes.len()`; `j > from` guards `bytes[j - 1]`, and `k <
-    // run.len()` guards `run[run.len() - 1 - k]`.
+    // Bounds: `from <= to <= bytes.len()`; `j > from` guards `bytes[j - 1]`, and `trailing <
+    // run.len()` guards `run[run.len() - 1 - trailing]`.
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     fn scan_line_starts(
         &mut self,
@@ -1437,17 +1437,17 @@ impl Tokenizer {
         }
         // The line prefix at the end: at most 3 spaces after the run's last newline, or a
         // run of spaces only, continuing the prefix it started in.
-        let mut k = 0;
-        while k < 4 && k < run.len() && run[run.len() - 1 - k] == b' ' {
-            k += 1;
+        let mut trailing = 0;
+        while trailing < 4 && trailing < run.len() && run[run.len() - 1 - trailing] == b' ' {
+            trailing += 1;
         }
-        self.line_prefix = if k == run.len() {
+        self.line_prefix = if trailing == run.len() {
             self.line_prefix
-                .map(|p| usize::from(p) + k)
+                .map(|p| usize::from(p) + trailing)
                 .filter(|&n| n <= 3)
                 .map(|n| n as u8)
-        } else if k <= 3 && run[run.len() - 1 - k] == b'\n' {
-            Some(k as u8)
+        } else if trailing <= 3 && run[run.len() - 1 - trailing] == b'\n' {
+            Some(trailing as u8)
         } else {
             None
         };
