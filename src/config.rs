@@ -865,6 +865,9 @@ pub(crate) struct Rules {
     pub(crate) uses_retro_line: bool,
     /// Some recognized tag recovers with `retro_claim`.
     pub(crate) uses_retro_claim: bool,
+    /// The search for the bytes that end a text run (set by `decode_entities` and
+    /// `markdown_code`).
+    pub(crate) text_search: crate::text::TextSearch,
 }
 
 impl Rules {
@@ -967,6 +970,7 @@ impl Rules {
             max_depth: c.max_depth,
             leading_block_only: c.leading_block_only,
             raw_names,
+            text_search: crate::text::TextSearch::new(c.decode_entities, c.markdown_code),
         }
     }
 

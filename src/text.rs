@@ -236,6 +236,85 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
 /// cost that dominates on the 1–16 byte chunks of token streams.
 const SHORT: usize = 32;
 
+/// The search of a text run for the next byte that may start a construct: `<`, and `&`
+/// when references are decoded and a backtick when code spans are recognized (the bytes
+/// depend only on the config). The SIMD searcher is set up once, with the config, instead
+/// of by every call: `memchr3` spreads its bytes over vectors and goes through a function
+/// pointer each time, about 30 of the 90 instructions a call takes on prose, whose runs
+/// between such bytes average about 64 bytes (DESIGN.md, decision 76).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TextSearch {
+    needles: Needles,
+    /// The set-up searcher, where the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    simd: Option<Simd>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Needles {
+    One(u8),
+    Two(u8, u8),
+    Three(u8, u8, u8),
+}
+
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+enum Simd {
+    One(memchr::arch::x86_64::avx2::memchr::One),
+    Two(memchr::arch::x86_64::avx2::memchr::Two),
+    Three(memchr::arch::x86_64::avx2::memchr::Three),
+}
+
+impl TextSearch {
+    pub(crate) fn new(decode_entities: bool, markdown_code: bool) -> TextSearch {
+        let needles = match (decode_entities, markdown_code) {
+            (true, true) => Needles::Three(b'<', b'&', b'`'),
+            (true, false) => Needles::Two(b'<', b'&'),
+            (false, true) => Needles::Two(b'<', b'`'),
+            (false, false) => Needles::One(b'<'),
+        };
+        #[cfg(target_arch = "x86_64")]
+        let simd = {
+            use memchr::arch::x86_64::avx2::memchr as avx2;
+            match needles {
+                Needles::One(a) => avx2::One::new(a).map(Simd::One),
+                Needles::Two(a, b) => avx2::Two::new(a, b).map(Simd::Two),
+                Needles::Three(a, b, c) => avx2::Three::new(a, b, c).map(Simd::Three),
+            }
+        };
+        TextSearch {
+            needles,
+            #[cfg(target_arch = "x86_64")]
+            simd,
+        }
+    }
+
+    /// The offset of the first of the bytes in `s`.
+    #[inline]
+    pub(crate) fn find(&self, s: &[u8]) -> Option<usize> {
+        if s.len() < SHORT {
+            return match self.needles {
+                Needles::One(a) => s.iter().position(|&x| x == a),
+                Needles::Two(a, b) => s.iter().position(|&x| x == a || x == b),
+                Needles::Three(a, b, c) => s.iter().position(|&x| x == a || x == b || x == c),
+            };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = &self.simd {
+            return match simd {
+                Simd::One(f) => f.find(s),
+                Simd::Two(f) => f.find(s),
+                Simd::Three(f) => f.find(s),
+            };
+        }
+        match self.needles {
+            Needles::One(a) => memchr::memchr(a, s),
+            Needles::Two(a, b) => memchr::memchr2(a, b, s),
+            Needles::Three(a, b, c) => memchr::memchr3(a, b, c, s),
+        }
+    }
+}
+
 /// `memchr` that is fast on tiny slices too.
 #[inline]
 pub(crate) fn find1(a: u8, s: &[u8]) -> Option<usize> {
@@ -341,6 +420,44 @@ pub(crate) fn ceil_boundary(s: &str, i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The set-up text search (decision 76) finds what a byte-by-byte search for its bytes
+    /// finds, under every combination of the two settings that choose them: in slices of
+    /// every length up to 200 (both sides of the short-slice loop and of the SIMD vector
+    /// sizes), with one of every byte value at every position in a run of filler, and with
+    /// none.
+    #[test]
+    fn text_search_finds_the_first_of_its_bytes() {
+        for (entities, code) in [(true, true), (true, false), (false, true), (false, false)] {
+            let search = TextSearch::new(entities, code);
+            let wanted = |c: u8| c == b'<' || (entities && c == b'&') || (code && c == b'`');
+            let mut checked = 0;
+            for len in 0..200usize {
+                let mut s = vec![b'a'; len];
+                assert_eq!(search.find(&s), None);
+                for at in [0, 1, len / 2, len.saturating_sub(33), len.saturating_sub(1)] {
+                    if at >= len {
+                        continue;
+                    }
+                    for c in 0..=255u8 {
+                        s[at] = c;
+                        let want = s.iter().position(|&x| wanted(x));
+                        assert_eq!(search.find(&s), want, "{entities} {code} {len} {at} {c}");
+                        // A second one later changes nothing.
+                        if let Some(last) = s.last_mut().filter(|_| at + 1 < len) {
+                            *last = b'<';
+                            let want = s.iter().position(|&x| wanted(x));
+                            assert_eq!(search.find(&s), want);
+                            s[len - 1] = b'a';
+                        }
+                        checked += 1;
+                    }
+                    s[at] = b'a';
+                }
+            }
+            assert!(checked > 200_000, "{checked}");
+        }
+    }
 
     /// The one-word stop test agrees with the per-byte table for every chunk of 4 to 8
     /// bytes that differs from a run of filler in one byte (every value, every position),

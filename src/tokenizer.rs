@@ -958,12 +958,7 @@ impl Tokenizer {
                         self.state = State::Tildes(0);
                         continue;
                     }
-                    let hit = match (rules.decode_entities, rules.markdown_code) {
-                        (true, true) => find3(b'<', b'&', b'`', &bytes[i..]),
-                        (true, false) => find2(b'<', b'&', &bytes[i..]),
-                        (false, true) => find2(b'<', b'`', &bytes[i..]),
-                        (false, false) => find1(b'<', &bytes[i..]),
-                    };
+                    let hit = rules.text_search.find(&bytes[i..]);
                     let end = hit.map_or(bytes.len(), |k| i + k);
                     if rules.markdown_code {
                         if let Some(t) = self.scan_line_starts(bytes, i, end, tilde) {
