@@ -37,8 +37,7 @@ use crate::output::{
     Annotation, Attrs, Close, Document, Event, Marker, SegAnnotations, SegText, Segment, SharedBuf,
 };
 use crate::text::{
-    ceil_boundary, find1, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
-    rfind1,
+    ceil_boundary, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
 };
 
 /// Span a `retro_*` tag would get if closed by recovery, computed when it opens.
@@ -651,9 +650,9 @@ impl Builder {
                 self.scan_tokens(s, start);
             }
         }
-        if let Some(last) = rfind1(b'\n', s.as_bytes()) {
+        if let Some(last) = self.rules.newline.rfind(s.as_bytes()) {
             if self.open.back().is_some_and(|b| b.id >= self.nl_from) {
-                let first = find1(b'\n', s.as_bytes()).unwrap_or(last);
+                let first = self.rules.newline.find(s.as_bytes()).unwrap_or(last);
                 let ke = self
                     .last_kept_end_in(&s[..first])
                     .map_or(self.kept_end, |e| start + e);

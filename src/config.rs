@@ -868,6 +868,8 @@ pub(crate) struct Rules {
     /// The search for the bytes that end a text run (set by `decode_entities` and
     /// `markdown_code`).
     pub(crate) text_search: crate::text::TextSearch,
+    /// The search for newlines.
+    pub(crate) newline: crate::text::NewlineSearch,
 }
 
 impl Rules {
@@ -971,6 +973,7 @@ impl Rules {
             leading_block_only: c.leading_block_only,
             raw_names,
             text_search: crate::text::TextSearch::new(c.decode_entities, c.markdown_code),
+            newline: crate::text::NewlineSearch::new(),
         }
     }
 
