@@ -165,9 +165,11 @@ fn skip_non_ws(text: &str, i: usize) -> usize {
 /// Attribute count past which duplicates are found through a hash index.
 const INDEX_AFTER: usize = 16;
 
-/// An attribute value's text (`&str` unless references were decoded).
+/// An attribute value's text (`&str` unless references were decoded). The usual value has no
+/// `&`, which is looked for here rather than through the decoder's call.
+#[inline(always)]
 fn value_text(s: &str, decode_entities: bool) -> Cow<'_, str> {
-    if decode_entities {
+    if decode_entities && find1(b'&', s.as_bytes()).is_some() {
         entity::decode(s)
     } else {
         Cow::Borrowed(s)
