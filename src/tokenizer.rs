@@ -1666,7 +1666,7 @@ impl Tokenizer {
     // Bounds: only called on a complete candidate, `<` … `>`, with `name_end < len`.
     #[allow(clippy::string_slice)]
     fn tag_rest(cand: &str, name_end: usize) -> &str {
-        cand[name_end..cand.len() - 1].trim_end()
+        trim_end(&cand[name_end..cand.len() - 1])
     }
 
     /// A complete candidate `<…>` is in `cand`: classify it and tell the builder.
@@ -1711,7 +1711,7 @@ impl Tokenizer {
                 match t.strip_suffix('/') {
                     Some(attrs) => {
                         let attrs = parse_attrs(
-                            attrs.trim_end(),
+                            trim_end(attrs),
                             rules.decode_entities,
                             rules.duplicate_attrs,
                         );
@@ -1769,6 +1769,17 @@ impl Tokenizer {
         if !b.end_tag(raw.tag, self.cand_src) && rules.stray == StrayEndTagPolicy::Passthrough {
             b.text(&self.cand);
         }
+    }
+}
+
+/// `s.trim_end()`, inline when `s` ends in an ASCII byte that is not whitespace (a tag's
+/// usual last attribute or name), where `trim_end` is a call that decodes the last char.
+#[inline(always)]
+fn trim_end(s: &str) -> &str {
+    match s.as_bytes().last() {
+        Some(&c) if c < 0x80 && !is_ws_byte(c) => s,
+        None => s,
+        _ => s.trim_end(),
     }
 }
 
