@@ -16,14 +16,15 @@ dir=$(mktemp -d)
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # Prose (the target's shape) and non-Latin text (where UTF-8 validation weighs most). `kxml`
 # counts a file on every core by default (DESIGN.md, decision 71), and on one with
-# `--threads 1`; the three programs take turns, 7 rounds, so that a burst of load from another
-# tenant of this shared machine slows one round of each rather than all of one program's.
+# `--threads 1`; the three programs take turns, 15 rounds (7 before DESIGN.md decision 79), so
+# that a burst of load from another tenant of this shared machine slows one round of each
+# rather than all of one program's. Every round is recorded.
 threads=$(nproc)
 for shape in prose unicode; do
   ./target/release/examples/gen_corpus $shape 100M > "$dir/in.txt"
   ./target/release/examples/gen_corpus ${shape}_well_formed 100M > "$dir/in.xml"
   kt=""; k1t=""; qt=""; krss=0; k1rss=0; qrss=0
-  for _ in 1 2 3 4 5 6 7; do
+  for _ in $(seq 15); do
     for prog in k k1 q; do
       case $prog in
         k) cmd=(./target/release/kxml --tags cite,note,todo --format count "$dir/in.txt") ;;
@@ -41,10 +42,13 @@ for shape in prose unicode; do
       esac
     done
   done
+  # Every round, in order, for the table.
+  list() { printf '%s' "$1" | paste -sd, -; }
+  krounds=$(list "$kt"); k1rounds=$(list "$k1t"); qrounds=$(list "$qt")
   kt=$(printf '%s' "$kt" | median); k1t=$(printf '%s' "$k1t" | median); qt=$(printf '%s' "$qt" | median)
   kb=$(stat -c %s "$dir/in.txt"); qb=$(stat -c %s "$dir/in.xml")
   echo "$shape: kxml count: ${kt}s (${krss} KB) on $threads threads, ${k1t}s (${k1rss} KB) on 1; quick-xml count: ${qt}s (${qrss} KB)"
-  echo "{\"kind\":\"whole_process\",\"shape\":\"$shape\",\"threads\":$threads,\"kxml_s\":$kt,\"kxml_rss_kb\":$krss,\"kxml1_s\":$k1t,\"kxml1_rss_kb\":$k1rss,\"kxml_bytes\":$kb,\"qx_s\":$qt,\"qx_rss_kb\":$qrss,\"qx_bytes\":$qb}" >> "$out"
+  echo "{\"kind\":\"whole_process\",\"shape\":\"$shape\",\"threads\":$threads,\"kxml_s\":$kt,\"kxml_rss_kb\":$krss,\"kxml1_s\":$k1t,\"kxml1_rss_kb\":$k1rss,\"kxml_bytes\":$kb,\"qx_s\":$qt,\"qx_rss_kb\":$qrss,\"qx_bytes\":$qb,\"kxml_rounds\":[$krounds],\"kxml1_rounds\":[$k1rounds],\"qx_rounds\":[$qrounds]}" >> "$out"
 done
 rm -rf "$dir"
 
