@@ -34,8 +34,7 @@ pub(crate) fn parse_attrs(text: &str, decode_entities: bool, dups: DuplicateAttr
 #[inline(never)]
 fn parse_some(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     let mut attrs = Attrs::new();
-    // Past INDEX_AFTER names, duplicates are found through a hash index (a tag may hold 10^5
-    // attributes when max_tag_bytes allows it); before, by a scan of what was kept.
+    // `record`'s hash index of the names kept, once there are more than INDEX_AFTER.
     let mut index: Option<HashMap<Box<str>, usize>> = None;
     let b = text.as_bytes();
     let mut i = 0;
@@ -52,63 +51,93 @@ fn parse_some(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs 
             _ => skip_ws(text, i),
         };
         let value = if b.get(after_name) == Some(&b'=') {
-            let v = skip_ws(text, after_name + 1);
-            match b.get(v) {
-                None => {
-                    i = v;
-                    None
-                }
-                Some(&q) if q == b'"' || q == b'\'' => {
-                    let body = v + 1;
-                    let rest = b.get(body..).unwrap_or_default();
-                    let close = find1(q, rest).map_or(b.len(), |k| body + k);
-                    i = (close + 1).min(b.len());
-                    Some(value_text(&text[body..close], decode_entities))
-                }
-                Some(_) => {
-                    let e = skip_non_ws(text, v);
-                    i = e;
-                    Some(value_text(&text[v..e], decode_entities))
-                }
-            }
+            value_after(text, after_name + 1, decode_entities, &mut i)
         } else {
             None
         };
-        if dups == DuplicateAttrs::All {
-            attrs.push(name, value);
-            continue;
-        }
-        let found = match &index {
-            Some(ix) => ix.get(name).copied(),
-            None if attrs.is_empty() => None,
-            None => attrs.position(name),
-        };
-        match found {
-            None => {
-                if let Some(ix) = &mut index {
-                    ix.insert(name.into(), attrs.len());
-                }
-                attrs.push(name, value);
-                if index.is_none() && attrs.len() > INDEX_AFTER {
-                    index = Some(
-                        attrs
-                            .iter()
-                            .enumerate()
-                            .map(|(k, (n, _))| (n.into(), k))
-                            .collect(),
-                    );
-                }
-            }
-            Some(k) if dups == DuplicateAttrs::Last => {
-                attrs.set_value_at(
-                    k,
-                    value.map_or(AttrValue::True, |v| AttrValue::Str(v.into())),
-                );
-            }
-            Some(_) => {}
-        }
+        record(&mut attrs, &mut index, name, value, dups);
     }
     attrs
+}
+
+/// The value after an attribute's `=` (`text[from..]`, `from` just past the `=`), setting
+/// `end` to the byte after it: quoted up to the same quote (or the end), else up to
+/// whitespace; none if only whitespace follows.
+// Bounds: as `parse_some`'s.
+#[allow(clippy::string_slice)]
+#[inline(always)]
+fn value_after<'a>(
+    text: &'a str,
+    from: usize,
+    decode_entities: bool,
+    end: &mut usize,
+) -> Option<Cow<'a, str>> {
+    let b = text.as_bytes();
+    let v = skip_ws(text, from);
+    match b.get(v) {
+        None => {
+            *end = v;
+            None
+        }
+        Some(&q) if q == b'"' || q == b'\'' => {
+            let body = v + 1;
+            let rest = b.get(body..).unwrap_or_default();
+            let close = find1(q, rest).map_or(b.len(), |k| body + k);
+            *end = (close + 1).min(b.len());
+            Some(value_text(&text[body..close], decode_entities))
+        }
+        Some(_) => {
+            let e = skip_non_ws(text, v);
+            *end = e;
+            Some(value_text(&text[v..e], decode_entities))
+        }
+    }
+}
+
+/// Keeps `name` with `value` in `attrs` under the duplicate policy `dups`: past
+/// `INDEX_AFTER` names, duplicates are found through the hash `index` (a tag may hold 10^5
+/// attributes when max_tag_bytes allows it); before, by a scan of what was kept.
+#[inline(always)]
+fn record(
+    attrs: &mut Attrs,
+    index: &mut Option<HashMap<Box<str>, usize>>,
+    name: &str,
+    value: Option<Cow<'_, str>>,
+    dups: DuplicateAttrs,
+) {
+    if dups == DuplicateAttrs::All {
+        attrs.push(name, value);
+        return;
+    }
+    let found = match index {
+        Some(ix) => ix.get(name).copied(),
+        None if attrs.is_empty() => None,
+        None => attrs.position(name),
+    };
+    match found {
+        None => {
+            if let Some(ix) = index {
+                ix.insert(name.into(), attrs.len());
+            }
+            attrs.push(name, value);
+            if index.is_none() && attrs.len() > INDEX_AFTER {
+                *index = Some(
+                    attrs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, (n, _))| (n.into(), k))
+                        .collect(),
+                );
+            }
+        }
+        Some(k) if dups == DuplicateAttrs::Last => {
+            attrs.set_value_at(
+                k,
+                value.map_or(AttrValue::True, |v| AttrValue::Str(v.into())),
+            );
+        }
+        Some(_) => {}
+    }
 }
 
 /// The end of the run of bytes from `i` that `keep` accepts.
@@ -179,15 +208,15 @@ fn value_text(s: &str, decode_entities: bool) -> Cow<'_, str> {
 }
 
 /// The attribute parser before decision 78 (whitespace and other chars between attributes
-/// skipped one char at a time), kept as the oracle `parse_some` is checked against.
+/// skipped one char at a time), kept as the oracle `parse_some` is checked against (both
+/// read values with `value_after` and keep what they find with `record`).
 #[cfg(test)]
 // Bounds: slices start and end at ASCII bytes found by the scans or at b.len(), so they are
 // char boundaries (and in range).
 #[allow(clippy::string_slice)]
 fn parse_some_reference(text: &str, decode_entities: bool, dups: DuplicateAttrs) -> Attrs {
     let mut attrs = Attrs::new();
-    // Past INDEX_AFTER names, duplicates are found through a hash index (a tag may hold 10^5
-    // attributes when max_tag_bytes allows it); before, by a scan of what was kept.
+    // `record`'s hash index of the names kept, once there are more than INDEX_AFTER.
     let mut index: Option<HashMap<Box<str>, usize>> = None;
     let b = text.as_bytes();
     let mut i = 0;
@@ -206,61 +235,12 @@ fn parse_some_reference(text: &str, decode_entities: bool, dups: DuplicateAttrs)
         let name = &text[name_start..i];
         let after_name = skip_ws(text, i);
         let value = if b.get(after_name) == Some(&b'=') {
-            let v = skip_ws(text, after_name + 1);
-            match b.get(v) {
-                None => {
-                    i = v;
-                    None
-                }
-                Some(&q) if q == b'"' || q == b'\'' => {
-                    let body = v + 1;
-                    let rest = b.get(body..).unwrap_or_default();
-                    let close = find1(q, rest).map_or(b.len(), |k| body + k);
-                    i = (close + 1).min(b.len());
-                    Some(value_text(&text[body..close], decode_entities))
-                }
-                Some(_) => {
-                    let e = skip_non_ws(text, v);
-                    i = e;
-                    Some(value_text(&text[v..e], decode_entities))
-                }
-            }
+            value_after(text, after_name + 1, decode_entities, &mut i)
         } else {
             i = after_name;
             None
         };
-        if dups == DuplicateAttrs::All {
-            attrs.push(name, value);
-            continue;
-        }
-        let found = match &index {
-            Some(ix) => ix.get(name).copied(),
-            None => attrs.position(name),
-        };
-        match found {
-            None => {
-                if let Some(ix) = &mut index {
-                    ix.insert(name.into(), attrs.len());
-                }
-                attrs.push(name, value);
-                if index.is_none() && attrs.len() > INDEX_AFTER {
-                    index = Some(
-                        attrs
-                            .iter()
-                            .enumerate()
-                            .map(|(k, (n, _))| (n.into(), k))
-                            .collect(),
-                    );
-                }
-            }
-            Some(k) if dups == DuplicateAttrs::Last => {
-                attrs.set_value_at(
-                    k,
-                    value.map_or(AttrValue::True, |v| AttrValue::Str(v.into())),
-                );
-            }
-            Some(_) => {}
-        }
+        record(&mut attrs, &mut index, name, value, dups);
     }
     attrs
 }
