@@ -289,28 +289,24 @@ impl TextSearch {
         }
     }
 
-    /// The offset of the first of the bytes in `s`.
+    /// The offset of the first of the bytes in `s`: the set-up searcher past the short
+    /// slices, [`find1`] / [`find2`] / [`find3`] otherwise.
     #[inline]
     pub(crate) fn find(&self, s: &[u8]) -> Option<usize> {
-        if s.len() < SHORT {
-            return match self.needles {
-                Needles::One(a) => s.iter().position(|&x| x == a),
-                Needles::Two(a, b) => s.iter().position(|&x| x == a || x == b),
-                Needles::Three(a, b, c) => s.iter().position(|&x| x == a || x == b || x == c),
-            };
-        }
         #[cfg(target_arch = "x86_64")]
-        if let Some(simd) = &self.simd {
-            return match simd {
-                Simd::One(f) => f.find(s),
-                Simd::Two(f) => f.find(s),
-                Simd::Three(f) => f.find(s),
-            };
+        if s.len() >= SHORT {
+            if let Some(simd) = &self.simd {
+                return match simd {
+                    Simd::One(f) => f.find(s),
+                    Simd::Two(f) => f.find(s),
+                    Simd::Three(f) => f.find(s),
+                };
+            }
         }
         match self.needles {
-            Needles::One(a) => memchr::memchr(a, s),
-            Needles::Two(a, b) => memchr::memchr2(a, b, s),
-            Needles::Three(a, b, c) => memchr::memchr3(a, b, c, s),
+            Needles::One(a) => find1(a, s),
+            Needles::Two(a, b) => find2(a, b, s),
+            Needles::Three(a, b, c) => find3(a, b, c, s),
         }
     }
 }
