@@ -69,14 +69,17 @@ struct OpenTag {
     strategy: Strategy,
     rec: Rec,
     /// First kept (non-trimmable) char at or after `p`.
-    first_kept: Option<usize>,
+    first_kept: Pos,
     /// First newline at or after `p`, and the kept end just before it.
-    first_nl: Option<usize>,
+    first_nl: Pos,
     kept_end_at_nl: usize,
     /// First run of alphanumerics at or after `p` (`forward_next_token`).
-    tok_start: Option<usize>,
-    tok_end: Option<usize>,
-    dependents: Vec<Dependent>,
+    tok_start: Pos,
+    tok_end: Pos,
+    /// Annotations waiting for this tag's final span. Boxed, 8 bytes instead of a `Vec`'s
+    /// 24: they are rare, and the tag is moved on every open and close (decision 80).
+    #[allow(clippy::box_collection)]
+    dependents: Option<Box<Vec<Dependent>>>,
     /// First output position whose coverage by this tag is still undecided (`usize::MAX`:
     /// none, or see `dyn_kept`).
     fixed_u: usize,
@@ -90,6 +93,24 @@ struct OpenTag {
     shared: bool,
     /// An E5 self-closing tag: closed only by recovery, never by an end tag or a reopen.
     e5: bool,
+}
+
+/// An output position, or none: an `Option<usize>` in 8 bytes instead of 16 (positions are
+/// below `usize::MAX`, the length of no output), so that an [`OpenTag`] fits in 128 bytes,
+/// which a move copies inline rather than by a call to `memcpy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pos(usize);
+
+impl Pos {
+    const NONE: Pos = Pos(usize::MAX);
+
+    fn some(p: usize) -> Pos {
+        Pos(p)
+    }
+
+    fn get(self) -> Option<usize> {
+        (self.0 != usize::MAX).then_some(self.0)
+    }
 }
 
 /// The last `retro_claim` markup seen.
@@ -641,7 +662,7 @@ impl Builder {
                         if t.id < from {
                             break;
                         }
-                        t.first_kept = Some(start + k);
+                        t.first_kept = Pos::some(start + k);
                     }
                     self.kept_from = self.next_id;
                 }
@@ -706,7 +727,7 @@ impl Builder {
             if t.id < from {
                 break;
             }
-            t.first_nl = Some(nl);
+            t.first_nl = Pos::some(nl);
             t.kept_end_at_nl = kept_end;
             if t.strategy == Strategy::ForwardUntilNewline {
                 if t.dyn_kept {
@@ -735,7 +756,7 @@ impl Builder {
             if c.is_alphanumeric() {
                 while let Some(id) = self.tok_wait.pop_front() {
                     if let Some(k) = self.index_of(id) {
-                        self.open[k].tok_start = Some(pos);
+                        self.open[k].tok_start = Pos::some(pos);
                         self.tok_run.push_back(id);
                     }
                 }
@@ -744,7 +765,7 @@ impl Builder {
                 while let Some(id) = self.tok_run.pop_front() {
                     if let Some(k) = self.index_of(id) {
                         let t = &mut self.open[k];
-                        t.tok_end = Some(pos);
+                        t.tok_end = Pos::some(pos);
                         if t.fixed_u == usize::MAX {
                             t.fixed_u = pos;
                             lowest = lowest.min(k);
@@ -1037,12 +1058,12 @@ impl Builder {
             p,
             strategy,
             rec,
-            first_kept: None,
-            first_nl: None,
+            first_kept: Pos::NONE,
+            first_nl: Pos::NONE,
             kept_end_at_nl: 0,
-            tok_start: None,
-            tok_end: None,
-            dependents: Vec::new(),
+            tok_start: Pos::NONE,
+            tok_end: Pos::NONE,
+            dependents: None,
             fixed_u,
             dyn_kept: false,
             prefix_min,
@@ -1168,28 +1189,32 @@ impl Builder {
             },
             Strategy::ForwardUntilTag => {
                 if trim {
-                    t.first_kept.filter(|&k| k < c).map(|k| (k, self.kept_end))
+                    t.first_kept
+                        .get()
+                        .filter(|&k| k < c)
+                        .map(|k| (k, self.kept_end))
                 } else {
                     (t.p < c).then_some((t.p, c))
                 }
             }
             Strategy::ForwardUntilNewline => {
-                let bound = t.first_nl.map_or(c, |n| n.min(c));
+                let bound = t.first_nl.get().map_or(c, |n| n.min(c));
                 if trim {
-                    let end = if t.first_nl.is_some() {
+                    let end = if t.first_nl.get().is_some() {
                         t.kept_end_at_nl
                     } else {
                         self.kept_end
                     };
-                    t.first_kept.filter(|&k| k < bound).map(|k| (k, end))
+                    t.first_kept.get().filter(|&k| k < bound).map(|k| (k, end))
                 } else {
                     (t.p < bound).then_some((t.p, bound))
                 }
             }
             Strategy::ForwardNextToken => t
                 .tok_start
+                .get()
                 .filter(|&s| s < c)
-                .map(|s| (s, t.tok_end.map_or(c, |e| e.min(c)))),
+                .map(|s| (s, t.tok_end.get().map_or(c, |e| e.min(c)))),
             Strategy::Noop => None,
         }
     }
@@ -1214,19 +1239,19 @@ impl Builder {
         match res {
             Resolution::Known(s) => {
                 self.add_span(s, t.ann, t.id, t.p);
-                for d in t.dependents {
+                for d in t.dependents.into_iter().flat_map(|d| *d) {
                     self.add_span(clip_span(s, d.clip), d.ann, d.seq, d.p);
                 }
             }
             Resolution::Deferred(k, clip) => {
-                let deps = &mut self.open[k].dependents;
+                let deps = self.open[k].dependents.get_or_insert_with(Box::default);
                 deps.push(Dependent {
                     ann: t.ann,
                     seq: t.id,
                     p: t.p,
                     clip,
                 });
-                for d in t.dependents {
+                for d in t.dependents.into_iter().flat_map(|d| *d) {
                     deps.push(Dependent {
                         clip: d.clip.max(clip),
                         ..d
@@ -1806,6 +1831,17 @@ fn clip_span(s: Option<(usize, usize)>, clip: usize) -> Option<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::config::{Config, SelfClosing};
+
+    /// An open tag is moved on every open and close: at 128 bytes or less the move is
+    /// inline stores, past it a call to `memcpy` (176 bytes cost `parse()` of prose about
+    /// 3% of its wall time: decision 80).
+    #[test]
+    fn an_open_tag_fits_in_128_bytes() {
+        assert!(std::mem::size_of::<OpenTag>() <= 128);
+        assert_eq!(Pos::NONE.get(), None);
+        assert_eq!(Pos::some(0).get(), Some(0));
+        assert_eq!(Pos::some(usize::MAX - 1).get(), Some(usize::MAX - 1));
+    }
 
     /// One step of a builder script.
     #[derive(Debug, Clone, Copy)]
