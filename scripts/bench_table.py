@@ -211,59 +211,57 @@ if extra_rows:
             mode = "parse" if r["chunk"] == 0 else "1-byte chunks"
             out.append(f"| {r['shape']} | {mode} | {r['x1'] / 1e6:.0f} M | {r['x4'] / 1e6:.0f} M | {r['x4'] / r['x1']:.2f}× |")
         out.append("")
+    def interleaved(title, intro, columns, rows):
+        """A section of interleaved rounds: `intro` (its lines; `{n}` is the rounds per row),
+        then one table row per measurement, its rounds listed last."""
+        n = len(rows[0][-1].split())
+        out.append(f"## {title}\n")
+        out.extend(line.replace("{n}", str(n)) for line in intro)
+        out.append("| " + " | ".join(columns) + " |")
+        out.append("|" + "---|" * len(columns))
+        for cells in rows:
+            rounds = ", ".join(f"{float(x):.2f}" for x in cells[-1].split())
+            out.append("| " + " | ".join(list(cells[:-1]) + [rounds]) + " |")
+        out.append("")
+    mode_of = lambda r: "parse" if r["chunk"] == 0 else "1-byte chunks"
+    size_of = {1024: "1 KiB", 65536: "64 KiB", 1048576: "1 MiB", 10485760: "10 MiB"}
     wall = [r for r in extra_rows if r["kind"] == "wall_scaling"]
     if wall:
-        out.append("## Scaling in wall time, interleaved\n")
-        out.append("The criterion groups above time 1×, 2× and 4× one after another, so load from other")
-        n = len(wall[0]["rounds"].split())
-        out.append(f"tenants of this shared machine during one of them skews its ratio. Here each of {n}")
-        out.append("rounds times 1 MiB and then 4 MiB of the shape back to back (`profile_parse`,")
-        out.append("`PRESET=scaling`, the same total bytes each, each after one untimed run so that")
-        out.append("the heap has grown before timing starts), and the median of the rounds' ratios")
-        out.append("is quoted (target: ≤ 5×).\n")
-        out.append("| shape | mode | 4× input → (median) | rounds |")
-        out.append("|---|---|---|---|")
-        for r in wall:
-            mode = "parse" if r["chunk"] == 0 else "1-byte chunks"
-            rounds = ", ".join(f"{float(x):.2f}" for x in r["rounds"].split())
-            out.append(f"| {r['shape']} | {mode} | {r['median']:.2f}× | {rounds} |")
-        out.append("")
+        interleaved("Scaling in wall time, interleaved", [
+            "The criterion groups above time 1×, 2× and 4× one after another, so load from other",
+            "tenants of this shared machine during one of them skews its ratio. Here each of {n}",
+            "rounds times 1 MiB and then 4 MiB of the shape back to back (`profile_parse`,",
+            "`PRESET=scaling`, the same total bytes each, each after one untimed run so that",
+            "the heap has grown before timing starts), and the median of the rounds' ratios",
+            "is quoted (target: ≤ 5×).\n"],
+            ["shape", "mode", "4× input → (median)", "rounds"],
+            [(r["shape"], mode_of(r), f"{r['median']:.2f}×", r["rounds"]) for r in wall])
     ws = [r for r in extra_rows if r["kind"] == "wall_stream"]
     if ws:
-        out.append("## Stream ratios in wall time, interleaved\n")
-        n = len(ws[0]["rounds"].split())
-        out.append("Criterion times `parse` and `stream/N` of a group one after another, so a burst of")
-        out.append(f"load from other tenants during one of them skews their ratio. Here each of {n} rounds")
-        out.append("times one-shot and then N-byte chunks of the same input back to back")
-        out.append("(`profile_parse`, the throughput benches' configuration and loop, each after one")
-        out.append("untimed run), and the median of the rounds' ratios (chunked throughput over")
-        out.append("one-shot) is quoted. The targets table takes these where they exist.\n")
-        out.append("| shape | size | chunks | ratio (median) | rounds |")
-        out.append("|---|---|---|---|---|")
-        for r in ws:
-            rounds = ", ".join(f"{float(x):.2f}" for x in r["rounds"].split())
-            size = {1024: "1 KiB", 65536: "64 KiB", 1048576: "1 MiB", 10485760: "10 MiB"}.get(r["size"], str(r["size"]))
-            out.append(f"| {r['shape']} | {size} | {r['chunk']}-byte | {r['median']:.2f}× | {rounds} |")
-        out.append("")
+        interleaved("Stream ratios in wall time, interleaved", [
+            "Criterion times `parse` and `stream/N` of a group one after another, so a burst of",
+            "load from other tenants during one of them skews their ratio. Here each of {n} rounds",
+            "times one-shot and then N-byte chunks of the same input back to back",
+            "(`profile_parse`, the throughput benches' configuration and loop, each after one",
+            "untimed run), and the median of the rounds' ratios (chunked throughput over",
+            "one-shot) is quoted. The targets table takes these where they exist.\n"],
+            ["shape", "size", "chunks", "ratio (median)", "rounds"],
+            [(r["shape"], size_of.get(r["size"], str(r["size"])), f"{r['chunk']}-byte",
+              f"{r['median']:.2f}×", r["rounds"]) for r in ws])
     vs = [r for r in extra_rows if r["kind"] == "wall_versus"]
     if vs:
-        out.append("## Against kindaxml and quick-xml in wall time, interleaved\n")
-        n = len(vs[0]["rounds"].split())
-        out.append("Criterion times our benchmarks and theirs one after another, so a burst of load")
-        out.append(f"during one skews their ratio. Here each of {n} rounds times ours and then theirs on")
-        out.append("the same input back to back (`profile_parse`, each after one untimed run): our")
-        out.append("`parse` against kindaxml on the prose corpus, our `parse` against quick-xml's")
-        out.append("Reader on its well-formed variant. The median of the rounds' ratios (our")
-        out.append("throughput over theirs) is quoted; the targets table takes these.\n")
-        out.append("| against | input | ours / theirs (median) | rounds |")
-        out.append("|---|---|---|---|")
-        for r in vs:
-            rounds = ", ".join(f"{float(x):.2f}" for x in r["rounds"].split())
-            size = {1048576: "1 MiB", 10485760: "10 MiB"}.get(r["size"], str(r["size"]))
-            what = "prose, well-formed" if r["theirs"] == "quickxml" else "prose"
-            name = "quick-xml Reader" if r["theirs"] == "quickxml" else "kindaxml 0.1.0"
-            out.append(f"| {name} | {size} {what} | {r['median']:.2f}× | {rounds} |")
-        out.append("")
+        interleaved("Against kindaxml and quick-xml in wall time, interleaved", [
+            "Criterion times our benchmarks and theirs one after another, so a burst of load",
+            "during one skews their ratio. Here each of {n} rounds times ours and then theirs on",
+            "the same input back to back (`profile_parse`, each after one untimed run): our",
+            "`parse` against kindaxml on the prose corpus, our `parse` against quick-xml's",
+            "Reader on its well-formed variant. The median of the rounds' ratios (our",
+            "throughput over theirs) is quoted; the targets table takes these.\n"],
+            ["against", "input", "ours / theirs (median)", "rounds"],
+            [("quick-xml Reader" if r["theirs"] == "quickxml" else "kindaxml 0.1.0",
+              f"{size_of.get(r['size'], str(r['size']))} "
+              + ("prose, well-formed" if r["theirs"] == "quickxml" else "prose"),
+              f"{r['median']:.2f}×", r["rounds"]) for r in vs])
     ins = [r for r in extra_rows if r["kind"] == "instr"]
     if ins:
         out.append("## Instructions per byte\n")
