@@ -127,6 +127,7 @@ mod json;
 mod matcher;
 mod output;
 mod parser;
+mod queue;
 #[cfg(feature = "stream")]
 mod stream;
 mod text;

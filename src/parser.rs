@@ -81,7 +81,7 @@ pub struct StreamParser {
     /// Input taken by [`take_queued`](StreamParser::take_queued) and not yet fed to the
     /// tokenizer, at most `QUEUE_MAX` bytes: text chunks and byte chunks, not yet validated
     /// (byte chunks may split characters, and may not be UTF-8 at all: decision 68).
-    queue: Vec<u8>,
+    queue: crate::queue::Queue,
     /// How many more bytes `take_queued` may take: at most `QUEUE_MAX`, and the room the
     /// last flush found (`Builder::line_pin_room`, else `Builder::plain_budget`) less what
     /// was taken since; 0 while anything else has changed the machine since that flush.
@@ -236,7 +236,7 @@ impl StreamParser {
             life: Life::Running,
             plain_budget: 0,
             text_budget: 0,
-            queue: Vec::new(),
+            queue: crate::queue::Queue::default(),
             queue_room: 0,
             queue_stop: 0,
             queue_on: true,
@@ -291,9 +291,7 @@ impl StreamParser {
             if crate::text::word_has_stop(w, stop) {
                 return false;
             }
-            let len = self.queue.len();
-            self.queue.extend_from_slice(&w.to_le_bytes());
-            self.queue.truncate(len + n);
+            self.queue.push_word(w, chunk);
         } else {
             let takes = match *chunk {
                 // (A stream cut into bytes: no loop.) One test takes an ASCII byte that does
@@ -311,10 +309,10 @@ impl StreamParser {
             match *chunk {
                 // (No copy call for one byte. Nor for two or three: a token of one
                 // non-Latin character.)
-                [c] => self.queue.push(c),
-                [a, b] => self.queue.extend_from_slice(&[a, b]),
-                [a, b, c] => self.queue.extend_from_slice(&[a, b, c]),
-                _ => self.queue.extend_from_slice(chunk),
+                [c] => self.queue.push_byte(c),
+                [a, b] => self.queue.push(&[a, b]),
+                [a, b, c] => self.queue.push(&[a, b, c]),
+                _ => self.queue.push(chunk),
             }
         }
         self.queue_room -= n;
@@ -370,11 +368,11 @@ impl StreamParser {
             return Ok(false);
         }
         let mut queue = std::mem::take(&mut self.queue);
-        queue.extend_from_slice(chunk);
+        queue.push(chunk);
         // Most often whole characters with none waiting: validated at once and parsed
         // without the decoder's indirect call per piece (decision 68).
         let whole = match self.utf8.has_partial() {
-            false => crate::utf8::to_str(&queue),
+            false => crate::utf8::to_str(queue.as_slice()),
             true => None,
         };
         if let Some(s) = whole {
@@ -403,7 +401,7 @@ impl StreamParser {
     fn decode_queue(&mut self) -> Result<(), Error> {
         let mut queue = std::mem::take(&mut self.queue);
         let mut utf8 = std::mem::take(&mut self.utf8);
-        let fed = utf8.feed(&queue, &mut |s| self.feed_str(s));
+        let fed = utf8.feed(queue.as_slice(), &mut |s| self.feed_str(s));
         self.utf8 = utf8;
         queue.clear();
         self.queue = queue;
@@ -612,11 +610,9 @@ impl StreamParser {
                 .saturating_sub(self.utf8.partial().len())
                 .min(QUEUE_MAX);
             if self.queue_room > 0 {
-                if self.queue.capacity() == 0 {
-                    // The first time a line may wait: room for a line, in one step rather
-                    // than by doubling from 8 bytes (decision 49).
-                    self.queue.reserve(QUEUE_FIRST);
-                }
+                // The first time a line may wait: room for a line, in one step rather
+                // than by doubling from 8 bytes (decision 49).
+                self.queue.reserve_first(QUEUE_FIRST);
                 // The queue takes what the plain budgets would (plain text has no newline
                 // and no `&`), but for a chunk past its room or one with a `>` where `>`
                 // stops it, which now goes the full way; and nothing may be appended past
@@ -1672,7 +1668,7 @@ mod tests {
                         let what = format!("byte {b:#x} at {at} of {len}, stop {stop}");
                         assert_eq!(joined, !stops(b), "{what}");
                         if joined {
-                            assert_eq!(p.queue, chunk, "{what}");
+                            assert_eq!(p.queue.as_slice(), chunk, "{what}");
                             assert_eq!(p.queue_room, 100 - len, "{what}");
                         } else {
                             assert!(p.queue.is_empty() && p.queue_room == 100, "{what}");
@@ -1817,7 +1813,9 @@ mod tests {
                             queued_long += 1;
                         }
                     }
-                    if std::str::from_utf8(&p.queue).is_err_and(|e| e.error_len().is_none()) {
+                    if std::str::from_utf8(p.queue.as_slice())
+                        .is_err_and(|e| e.error_len().is_none())
+                    {
                         split_ends += 1;
                     }
                     if p.queue_room > 0 && p.queue.is_empty() && p.utf8.has_partial() {
