@@ -90,6 +90,8 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
+    /// `queue_stop` as a set of bytes: bit `c` for each stop byte `c` (all below 64).
+    queue_stop_bits: u64,
     /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
     queue_on: bool,
     /// Chunks the split-character short path took (for tests).
@@ -239,6 +241,7 @@ impl StreamParser {
             queue: crate::queue::Queue::default(),
             queue_room: 0,
             queue_stop: 0,
+            queue_stop_bits: 0,
             queue_on: true,
             #[cfg(test)]
             split_taken: 0,
@@ -294,13 +297,8 @@ impl StreamParser {
             self.queue.push_word(w, chunk);
         } else {
             let takes = match *chunk {
-                // (A stream cut into bytes: no loop.) One test takes an ASCII byte that does
-                // not stop the queue; any other byte goes out of line, which keeps the
-                // caller's loop in registers (decision 68).
-                [c] => {
-                    let class = crate::text::stop_class(c);
-                    class & (stop | crate::text::STOP_HIGH) == 0 || self.queue_takes_byte(class)
-                }
+                // (A stream cut into bytes: no loop, no table, no call: decision 83.)
+                [c] => !crate::text::byte_stops(c, self.queue_stop_bits),
                 _ => !crate::text::has_stop(chunk, stop),
             };
             if !takes {
@@ -317,15 +315,6 @@ impl StreamParser {
         }
         self.queue_room -= n;
         true
-    }
-
-    /// For [`take_queued`](StreamParser::take_queued), a one-byte chunk that is not ASCII or
-    /// stops the queue, by its `text::STOP_*` class: whether it joins (it does not stop the
-    /// queue). Out of line: inline, the test cost prose in one-byte chunks a fifth of its
-    /// speed in criterion's loop, although no byte of it comes here (decision 68).
-    #[inline(never)]
-    fn queue_takes_byte(&self, class: u8) -> bool {
-        class & self.queue_stop & !crate::text::STOP_HIGH == 0
     }
 
     /// Stops the parser at an invalid byte, or at a character the input left incomplete
@@ -408,10 +397,12 @@ impl StreamParser {
         fed.map_err(|e| self.poison(e))
     }
 
-    /// The fastest path: a chunk of plain text within the budget the last flush left
-    /// (`Builder::plain_budget`) is appended and nothing else happens, exactly as the full
-    /// path would do with it. Returns `false` (doing nothing) otherwise.
-    /// `s` is `chunk` as text if known.
+    /// The path for a chunk of plain text within the budget the last flush left
+    /// (`Builder::plain_budget`) while the queue takes nothing: it is appended and nothing
+    /// else happens, exactly as the full path would do with it. Returns `false` (doing
+    /// nothing) otherwise. `s` is `chunk` as text if known. Tried first in the out-of-line
+    /// part of an update, not inline with the queue's test: inline, its code made the
+    /// caller's loop keep its own counters in memory (decision 83).
     #[inline(always)]
     fn take_plain(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
         // (An empty chunk goes the full way: it still reports a finished or poisoned parser.)
@@ -600,6 +591,7 @@ impl StreamParser {
                 ),
             };
             self.queue_stop = stop;
+            self.queue_stop_bits = crate::text::stop_bits(stop);
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
             // (else, in strict mode, the queue is an error and outputs nothing past the bad
             // byte), and at most three in lossy mode (a bad byte becomes U+FFFD: decision
@@ -703,9 +695,6 @@ impl StreamParser {
             // (Nothing was emitted since the last call drained the events.)
             return Ok(Events(None));
         }
-        if self.take_plain(chunk.as_bytes(), Some(chunk)) {
-            return Ok(Events::of(&mut self.builder.events));
-        }
         self.update_str(chunk)
     }
 
@@ -721,9 +710,12 @@ impl StreamParser {
         Ok(!self.queue.is_empty() && self.feed_queue_and(chunk)?)
     }
 
-    /// [`update`](StreamParser::update) past the plain-text budget.
+    /// [`update`](StreamParser::update) past the queue.
     #[inline(never)]
     fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+        if self.take_plain(chunk.as_bytes(), Some(chunk)) {
+            return Ok(Events::of(&mut self.builder.events));
+        }
         if self.start_full(chunk.as_bytes())? {
             return Ok(self.flush());
         }
@@ -762,15 +754,15 @@ impl StreamParser {
         if self.take_queued(chunk) {
             return Ok(Events(None));
         }
-        if self.take_plain(chunk, None) {
-            return Ok(Events::of(&mut self.builder.events));
-        }
         self.update_slow(chunk)
     }
 
-    /// [`update_bytes`](StreamParser::update_bytes) past the plain-text budget.
+    /// [`update_bytes`](StreamParser::update_bytes) past the queue.
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
+        if self.take_plain(chunk, None) {
+            return Ok(Events::of(&mut self.builder.events));
+        }
         if self.start_full(chunk)? {
             return Ok(self.flush());
         }
@@ -1664,6 +1656,7 @@ mod tests {
                         p.queue.clear();
                         p.queue_room = 100;
                         p.queue_stop = stop;
+                        p.queue_stop_bits = crate::text::stop_bits(stop);
                         let joined = p.take_queued(&chunk);
                         let what = format!("byte {b:#x} at {at} of {len}, stop {stop}");
                         assert_eq!(joined, !stops(b), "{what}");

@@ -142,46 +142,23 @@ pub(crate) fn plain_ascii_prefix(b: &[u8]) -> (usize, usize) {
     (b.len(), kept)
 }
 
-/// `STOP_CLASS` bit of a newline, which ends a queue (`StreamParser::take_queued`): a new
-/// line may make the last one final, and it starts fences.
+/// Stop bit of a newline, which ends a queue (`StreamParser::take_queued`): a new line may
+/// make the last one final, and it starts fences.
 pub(crate) const STOP_NL: u8 = 1;
-/// `STOP_CLASS` bit of `>`, which ends a tag, CDATA or a declaration: it ends a queue unless
-/// the current line is held whole (`Builder::line_pin_room`).
+/// Stop bit of `>`, which ends a tag, CDATA or a declaration: it ends a queue unless the
+/// current line is held whole (`Builder::line_pin_room`).
 pub(crate) const STOP_GT: u8 = 2;
-/// `STOP_CLASS` bit of `&`: it ends a queue when references are decoded (one may decode to
-/// a newline).
+/// Stop bit of `&`: it ends a queue when references are decoded (one may decode to a
+/// newline).
 pub(crate) const STOP_AMP: u8 = 4;
-/// `STOP_CLASS` bit of the bytes of non-ASCII characters: not a stop, but the one-byte
-/// queue test sends them out of line (`StreamParser::take_queued`).
-pub(crate) const STOP_HIGH: u8 = 8;
-
-/// Which `STOP_*` bit a byte has.
-// Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
-#[allow(clippy::indexing_slicing)]
-static STOP_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut c = 0usize;
-    while c < 256 {
-        t[c] = match c as u8 {
-            b'\n' => STOP_NL,
-            b'>' => STOP_GT,
-            b'&' => STOP_AMP,
-            0x80..=0xff => STOP_HIGH,
-            _ => 0,
-        };
-        c += 1;
-    }
-    t
-};
 
 /// Whether `b` holds a byte with one of the `STOP_*` bits in `mask`, which includes
 /// `STOP_NL`.
-// Bounds: `STOP_CLASS` has 256 entries, indexed by a byte.
-#[allow(clippy::indexing_slicing)]
 #[inline(always)]
 pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
     if b.len() < SHORT {
-        return b.iter().any(|&c| STOP_CLASS[usize::from(c)] & mask != 0);
+        let bits = stop_bits(mask);
+        return b.iter().any(|&c| byte_stops(c, bits));
     }
     let found = match (mask & STOP_GT != 0, mask & STOP_AMP != 0) {
         (true, true) => memchr::memchr3(b'\n', b'>', b'&', b),
@@ -192,12 +169,27 @@ pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
     found.is_some()
 }
 
-/// The `STOP_*` bit of byte `c` (0 for most).
-// Bounds: `STOP_CLASS` has 256 entries, indexed by a byte.
-#[allow(clippy::indexing_slicing)]
+/// The stop bytes of `mask` (`STOP_*` bits) as a set: bit `c` for each byte `c` that stops
+/// a queue under it, all of them below 64.
+pub(crate) const fn stop_bits(mask: u8) -> u64 {
+    let mut bits = 0u64;
+    if mask & STOP_NL != 0 {
+        bits |= 1 << b'\n';
+    }
+    if mask & STOP_GT != 0 {
+        bits |= 1 << b'>';
+    }
+    if mask & STOP_AMP != 0 {
+        bits |= 1 << b'&';
+    }
+    bits
+}
+
+/// Whether byte `c` is in the set `bits` ([`stop_bits`]): one compare and one bit test, no
+/// table load (decision 83).
 #[inline(always)]
-pub(crate) fn stop_class(c: u8) -> u8 {
-    STOP_CLASS[usize::from(c)]
+pub(crate) fn byte_stops(c: u8, bits: u64) -> bool {
+    c < 64 && bits >> c & 1 != 0
 }
 
 /// A chunk of 4 to 8 bytes as one little-endian word, the bytes past it 0 (two overlapping
@@ -523,7 +515,27 @@ mod tests {
         }
     }
 
-    /// The one-word stop test agrees with the per-byte table for every chunk of 4 to 8
+    /// A byte stops a queue under a mask exactly when it is a newline, or `>` with
+    /// `STOP_GT`, or `&` with `STOP_AMP`: every byte, every mask.
+    #[test]
+    fn the_byte_set_holds_exactly_the_stop_bytes() {
+        for mask in (0..4u8).map(|m| STOP_NL | m << 1) {
+            let bits = stop_bits(mask);
+            for c in 0..=255u8 {
+                let want = c == b'\n'
+                    || (c == b'>' && mask & STOP_GT != 0)
+                    || (c == b'&' && mask & STOP_AMP != 0);
+                assert_eq!(byte_stops(c, bits), want, "byte {c:#x}, mask {mask}");
+                assert_eq!(has_stop(&[b'a', c], mask), want);
+                // (Short slices test byte by byte, long ones search.)
+                let mut long = [b'a'; 40];
+                long[37] = c;
+                assert_eq!(has_stop(&long, mask), want);
+            }
+        }
+    }
+
+    /// The one-word stop test agrees with the per-byte test for every chunk of 4 to 8
     /// bytes that differs from a run of filler in one byte (every value, every position),
     /// and in two, under every mask; and the word holds the chunk, zero-padded.
     #[test]
