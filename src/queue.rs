@@ -8,7 +8,7 @@
 //! `len` are stale and never read.
 
 /// Input bytes waiting unparsed: `buf[..len]`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Queue {
     /// Only `..len` holds queued bytes. (A boxed slice, not a `Vec`: its length is its
     /// size, and it is a word smaller inline.)
@@ -109,6 +109,16 @@ impl Queue {
     }
 }
 
+impl std::fmt::Debug for Queue {
+    /// The queued bytes only, not the stale ones past them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("queued", &self.as_slice())
+            .field("size", &self.buf.len())
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +163,8 @@ mod tests {
         q.reserve_first(64);
         assert_eq!(q.capacity(), 512);
         assert!(q.is_empty());
+        // What was cleared is not shown.
+        q.push(b"ab");
+        assert_eq!(format!("{q:?}"), "Queue { queued: [97, 98], size: 512 }");
     }
 }
