@@ -90,8 +90,6 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
-    /// `queue_stop` as a set of bytes: bit `c` for each stop byte `c` (all below 64).
-    queue_stop_bits: u64,
     /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
     queue_on: bool,
     /// Chunks the split-character short path took (for tests).
@@ -241,7 +239,6 @@ impl StreamParser {
             queue: crate::queue::Queue::default(),
             queue_room: 0,
             queue_stop: 0,
-            queue_stop_bits: 0,
             queue_on: true,
             #[cfg(test)]
             split_taken: 0,
@@ -297,8 +294,8 @@ impl StreamParser {
             self.queue.push_word(w, chunk);
         } else {
             let takes = match *chunk {
-                // (A stream cut into bytes: no loop, no table, no call: decision 83.)
-                [c] => !crate::text::byte_stops(c, self.queue_stop_bits),
+                // (A stream cut into bytes: no loop, no branch, no call: decision 83.)
+                [c] => !crate::text::byte_stops(c, stop),
                 _ => !crate::text::has_stop(chunk, stop),
             };
             if !takes {
@@ -591,7 +588,6 @@ impl StreamParser {
                 ),
             };
             self.queue_stop = stop;
-            self.queue_stop_bits = crate::text::stop_bits(stop);
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
             // (else, in strict mode, the queue is an error and outputs nothing past the bad
             // byte), and at most three in lossy mode (a bad byte becomes U+FFFD: decision
@@ -1656,7 +1652,6 @@ mod tests {
                         p.queue.clear();
                         p.queue_room = 100;
                         p.queue_stop = stop;
-                        p.queue_stop_bits = crate::text::stop_bits(stop);
                         let joined = p.take_queued(&chunk);
                         let what = format!("byte {b:#x} at {at} of {len}, stop {stop}");
                         assert_eq!(joined, !stops(b), "{what}");
