@@ -6,7 +6,11 @@
 //! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
 //! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`) and, with a chunk size,
 //! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
-//! hands out tokens, instead of byte chunks fed with `update_bytes`). `ITERS=0` only
+//! hands out tokens, instead of byte chunks fed with `update_bytes`), and `ours_stops` (byte
+//! chunks cut after each `>` and newline, the bytes that can end the queue in this
+//! configuration: about one update per tag or line, so its count over one-shot's is what the
+//! updates cost without the per-chunk path of token-sized chunks; the cuts are found before
+//! the timed runs, and the chunk size is ignored). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
 //! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
 //! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
@@ -33,6 +37,15 @@ fn main() {
         corpus::compat_config()
     };
     let theirs = corpus::kindaxml_config();
+    // `ours_stops`: where each chunk ends.
+    let stops: Vec<usize> = if engine == "ours_stops" {
+        memchr::memchr2_iter(b'>', b'\n', input.as_bytes())
+            .map(|i| i + 1)
+            .chain([input.len()])
+            .collect()
+    } else {
+        Vec::new()
+    };
     // `WARMUP`: one untimed run first, so that every timed run finds the heap already grown
     // (a timing of few runs otherwise charges the first one's page faults to its size). One
     // loop, so the parse inlines into it as it would without the warm-up.
@@ -48,6 +61,16 @@ fn main() {
             "quickxml" => corpus::quick_xml_events(&input),
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
+            "ours_stops" => {
+                let mut p = StreamParser::new(&config);
+                let mut k = 0;
+                let mut at = 0;
+                for &end in &stops {
+                    k += p.update_bytes(&input.as_bytes()[at..end]).unwrap().count();
+                    at = end;
+                }
+                k + p.finish().unwrap().count()
+            }
             _ if chunk == 0 => parse(&input, &config).segments().len(),
             "ours_str" if chunk > 0 => {
                 // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM

@@ -275,7 +275,8 @@ if extra_rows:
         out.append("| shape | program | instructions / byte | throughput ratio |")
         out.append("|---|---|---|---|")
         names = {"ours": "`parse`", "ours_wf": "`parse` (well-formed variant)", "kindaxml": "kindaxml 0.1.0",
-                 "quickxml": "quick-xml Reader (well-formed variant)", "memchr": "memchr scan for `<`"}
+                 "quickxml": "quick-xml Reader (well-formed variant)", "memchr": "memchr scan for `<`",
+                 "ours_stops": "chunks cut after each `>` and newline"}
         for r in ins:
             base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours" and x["chunk"] == 0), None)
             if r["engine"] == "quickxml":
