@@ -79,6 +79,31 @@ impl Queue {
         self.len = at + 1;
     }
 
+    /// Appends `chunk`, of 9 bytes or more: up to 16 as two 8-byte copies that overlap, with
+    /// no call to `memcpy`.
+    #[inline]
+    pub(crate) fn push_long(&mut self, chunk: &[u8]) {
+        let at = self.len;
+        let end = at + chunk.len();
+        match (
+            self.buf.get_mut(at..end),
+            chunk.first_chunk::<8>(),
+            chunk.last_chunk::<8>(),
+        ) {
+            (Some(room), Some(head), Some(tail)) if chunk.len() <= 16 => {
+                if let Some(r) = room.first_chunk_mut::<8>() {
+                    *r = *head;
+                }
+                if let Some(r) = room.last_chunk_mut::<8>() {
+                    *r = *tail;
+                }
+            }
+            (Some(room), _, _) => room.copy_from_slice(chunk),
+            (None, _, _) => self.append_growing(chunk),
+        }
+        self.len = end;
+    }
+
     /// Appends `chunk`.
     #[inline(always)]
     pub(crate) fn push(&mut self, chunk: &[u8]) {
@@ -133,11 +158,14 @@ mod tests {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            let n = (state % 20) as usize;
-            let chunk: Vec<u8> = (0..n).map(|i| (state >> (i % 8 * 8)) as u8).collect();
+            let n = (state % 40) as usize;
+            let chunk: Vec<u8> = (0..n)
+                .map(|i| (state >> (i % 8 * 8)) as u8 ^ i as u8)
+                .collect();
             match (n, crate::text::word_of(&chunk)) {
                 (1, _) => q.push_byte(chunk[0]),
                 (_, Some(w)) => q.push_word(w, &chunk),
+                (9.., _) => q.push_long(&chunk),
                 _ => q.push(&chunk),
             }
             model.extend_from_slice(&chunk);
