@@ -243,8 +243,8 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
     }
     // A stop byte xor-ed with `\n` has bits only where it differs from `\n` (`>`: 0x34,
     // `&`: 0x2C), so one zero test of `w ^ \n…\n` with every other bit cleared finds any of
-    // them; it also finds a few other bytes (`*`, `.`, `:`, and with `&` also `"`, `2`, `6`
-    // and control bytes), which the exact tests after it clear.
+    // them; it also finds a few other bytes (with `>`: `*`, `.`, `:`; with `&`: `*`, `.`,
+    // `"`; with both, those and `2`, `6`; and control bytes), which the exact tests clear.
     let differ = if mask & STOP_AMP == 0 {
         b'\n' ^ b'>'
     } else if mask & STOP_GT == 0 {
@@ -256,8 +256,9 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
         && (has(b'\n') || (mask & STOP_GT != 0 && has(b'>')) || (mask & STOP_AMP != 0 && has(b'&')))
 }
 
-/// Slices shorter than this are searched with a plain loop: SIMD search has a fixed setup
-/// cost that dominates on the 1–16 byte chunks of token streams.
+/// Slices shorter than this are tested without a search, a byte at a time below 8 bytes and
+/// 8 at a time from 8 (decision 85): SIMD search has a fixed setup cost that dominates on
+/// the 1–16 byte chunks of token streams.
 const SHORT: usize = 32;
 
 /// The search of a text run for the next byte that may start a construct: `<`, and `&`
