@@ -182,17 +182,15 @@ pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
         }
         // 8 bytes at a time: at 0, 8, 16 while more than 8 are left, then the last 8
         // (which may overlap the ones before).
-        let word = |s: &[u8]| s.first_chunk::<8>().map(|w| u64::from_le_bytes(*w));
+        let stops = |s: Option<&[u8]>| s.and_then(word_of).is_some_and(|w| word_has_stop(w, mask));
         let mut rest = b;
         while rest.len() > 8 {
-            if word(rest).is_some_and(|w| word_has_stop(w, mask)) {
+            if stops(rest.get(..8)) {
                 return true;
             }
             rest = rest.get(8..).unwrap_or_default();
         }
-        return b
-            .last_chunk::<8>()
-            .is_some_and(|w| word_has_stop(u64::from_le_bytes(*w), mask));
+        return stops(b.get(b.len() - 8..));
     }
     let found = match (mask & STOP_GT != 0, mask & STOP_AMP != 0) {
         (true, true) => memchr::memchr3(b'\n', b'>', b'&', b),
