@@ -477,6 +477,28 @@ pub fn quick_xml_events(input: &str) -> usize {
     }
 }
 
+/// The baseline for chunked input that gives up streaming: byte chunks of `n` bytes (as
+/// the stream benches cut them) appended to a buffer, which is then validated and parsed
+/// once. The buffer is sized for the whole input up front, which favours the baseline: a
+/// client reading a token stream does not know its length. Nothing comes out before the
+/// last chunk, so this is not a way to stream; it shows what receiving the same chunks
+/// costs next to parsing them as they come (DESIGN.md, decision 86).
+pub fn collected(
+    config: &kindaxml_stream::Config,
+    input: &str,
+    n: usize,
+) -> kindaxml_stream::Document {
+    let mut buf = Vec::with_capacity(input.len());
+    for c in input.as_bytes().chunks(n) {
+        buf.extend_from_slice(c);
+    }
+    // (Validated with SIMD, as the stream validates its queue.)
+    kindaxml_stream::parse(
+        simdutf8::basic::from_utf8(&buf).expect("UTF-8 input"),
+        config,
+    )
+}
+
 /// The configuration of the scaling benches and measurements on the hostile shapes:
 /// defaults with `cite`/`note`/`todo`/`a`/`b` recognized, `note` recovering forward, and
 /// `max_span_bytes` at 64 KiB, so held output stays a sliding window at every size; nested

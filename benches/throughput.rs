@@ -14,7 +14,9 @@ use kindaxml_stream::{parse, Config, Document, StreamParser};
 
 #[path = "corpus.rs"]
 mod corpus;
-use corpus::{compat_config, corpus, kindaxml_config, quick_xml_events, scaling_config, Shape};
+use corpus::{
+    collected, compat_config, corpus, kindaxml_config, quick_xml_events, scaling_config, Shape,
+};
 
 fn chunked(config: &Config, input: &str, size: usize) -> usize {
     let mut p = StreamParser::new(config);
@@ -70,6 +72,12 @@ fn bench_shape(c: &mut Criterion, shape: Shape) {
                 b.iter(|| black_box(chunked(&config, black_box(&input), n)))
             });
         }
+        // The same 4-byte chunks collected and parsed once, without streaming: what receiving
+        // token-sized chunks costs next to `parse` on the whole input (decision 86).
+        assert_eq!(collected(&config, &input, 4), want);
+        g.bench_with_input(BenchmarkId::new("collect", 4), &4, |b, &n| {
+            b.iter(|| black_box(collected(&config, black_box(&input), n)))
+        });
         // kindaxml is quadratic: skip it where one run would take minutes (it rescans to the
         // next `>` from every `<`, and there is none in the floods), and on non-ASCII text,
         // where it panics.

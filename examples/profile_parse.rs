@@ -10,7 +10,9 @@
 //! chunks cut after each `>` and newline, the bytes that can end the queue in this
 //! configuration: about one update per tag or line, so its count over one-shot's is what the
 //! updates cost without the per-chunk path of token-sized chunks; the cuts are found before
-//! the timed runs, and the chunk size is ignored). `ITERS=0` only
+//! the timed runs, and the chunk size is ignored), and `collect` (byte chunks appended to a
+//! buffer sized for the whole input, then validated and parsed once: the same chunks
+//! received without streaming, `corpus::collected`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
 //! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
 //! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
@@ -72,6 +74,7 @@ fn main() {
                 k + p.finish().unwrap().count()
             }
             _ if chunk == 0 => parse(&input, &config).segments().len(),
+            "collect" => corpus::collected(&config, &input, chunk).segments().len(),
             "ours_str" if chunk > 0 => {
                 // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM
                 // client hands out tokens).

@@ -119,6 +119,12 @@ for shape in prose unicode dense one_line; do
       echo "{\"kind\":\"wall_stream\",\"shape\":\"$shape\",\"size\":$size,\"chunk\":$chunk,\"median\":$med,\"rounds\":\"$ratios\"}" >> "$out"
       echo "$shape $size chunk=$chunk: ${med}x one-shot (rounds: $ratios)"
     done
+    # The same 4-byte chunks collected into a buffer and parsed once, without streaming
+    # (`corpus::collected`): what receiving token-sized chunks costs (DESIGN.md, decision 86).
+    ratios=$(ENGINE_B=collect rounds "b / a" "$shape $size $n 0" "$shape $size $n 4")
+    med=$(printf '%s\n' $ratios | median)
+    echo "{\"kind\":\"wall_collect\",\"shape\":\"$shape\",\"size\":$size,\"chunk\":4,\"median\":$med,\"rounds\":\"$ratios\"}" >> "$out"
+    echo "$shape $size collected in 4-byte chunks: ${med}x one-shot (rounds: $ratios)"
   done
 done
 
@@ -141,18 +147,19 @@ done
 # Instructions per byte (callgrind, 1 MiB, the throughput benches' configuration): our
 # one-shot parse and 4-/1-byte chunks next to kindaxml, quick-xml and a memchr scan, and
 # chunks cut after each `>` and newline (about one update per tag or line: what the updates
-# cost without the per-chunk path of token-sized chunks).
+# cost without the per-chunk path of token-sized chunks), and 4-byte chunks collected and
+# parsed once (the same chunks received without streaming).
 # Each count minus the same run with ITERS=0 (input generation only).
 instr() { # ENGINE SHAPE ITERS CHUNK -> instruction count
   ENGINE=$1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
     ./target/release/examples/profile_parse "$2" 1048576 "$3" "$4" 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}'
 }
-for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose ours_stops 0" "prose kindaxml 0" \
+for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose ours_stops 0" "prose collect 4" "prose kindaxml 0" \
            "prose ours_wf 0" "prose quickxml 0" "dense ours 0" "dense ours 4" "dense ours 1" "dense ours_wf 0" \
            "dense quickxml 0" "plain ours 0" "plain ours 4" "plain ours 1" "plain memchr 0" \
            "plain ours_wf 0" "plain quickxml 0" "one_line ours 0" "one_line ours 4" \
            "one_line ours 1" "unicode ours 0" "unicode ours 4" "unicode ours 1" \
-           "unicode ours_str 4" "unicode ours_str 1" "unicode ours_stops 0" "unicode ours_wf 0" \
+           "unicode ours_str 4" "unicode ours_str 1" "unicode ours_stops 0" "unicode collect 4" "unicode ours_wf 0" \
            "unicode quickxml 0"; do
   set -- $run
   base=$(instr "$2" "$1" 0 0)

@@ -49,6 +49,8 @@ out.append("In each shape's table, `parse` and `stream/N` (our parser in N-byte 
 out.append("and `memchr_floor` (a scan for `<`) read the shape's corpus; `quickxml_wellformed`")
 out.append("(quick-xml's Reader event loop) and `parse_wellformed` (ours) read its well-formed")
 out.append("variant: the same kind of content as strict XML (`well_formed` in `benches/corpus.rs`).")
+out.append("`collect/4` receives the 4-byte chunks of `stream/4` into a buffer and parses it once at")
+out.append("the end: the same chunks without streaming (`collected` in `benches/corpus.rs`).")
 out.append("\"vs X\" is X's median divided by the row's: above 1× the row is faster than X. Against")
 out.append("quick-xml, `parse_wellformed` is the like-for-like row (same bytes).\n")
 
@@ -112,6 +114,17 @@ def targets():
                 if inter:
                     note += (" (" + ", ".join(s for s, _ in vals if s in inter) + ": interleaved rounds;"
                              + " criterion: " + " / ".join(f"{v:.2f}×" for _, v in crit) + ")")
+                # The same chunks collected and parsed once (decision 86), interleaved where
+                # measured, else criterion.
+                coll = {sizes_of.get(r["size"]): r["median"] for r in extra_rows
+                        if r["kind"] == "wall_collect" and r["shape"] == shape and r["chunk"] == n}
+                for size, _ in vals:
+                    one, co = med(f"{shape}/{size}", "parse"), med(f"{shape}/{size}", f"collect/{n}")
+                    if size not in coll and one and co:
+                        coll[size] = one / co
+                if coll:
+                    note += ("; collected and parsed once: "
+                             + ", ".join(f"{s} {coll[s]:.2f}×" for s, _ in vals if s in coll))
                 row(f"{shape}, {n}-byte chunks ≥ {goal}× one-shot", value, min(v for _, v in vals) >= goal, note)
     for size in ("64K", "1M"):
         pl, mc = med(f"plain/{size}", "parse"), med(f"plain/{size}", "memchr_floor")
@@ -248,6 +261,20 @@ if extra_rows:
             ["shape", "size", "chunks", "ratio (median)", "rounds"],
             [(r["shape"], size_of.get(r["size"], str(r["size"])), f"{r['chunk']}-byte",
               f"{r['median']:.2f}×", r["rounds"]) for r in ws])
+    wc = [r for r in extra_rows if r["kind"] == "wall_collect"]
+    if wc:
+        streamed = {(r["shape"], r["size"]): r["median"] for r in ws if r["chunk"] == 4}
+        interleaved("Collected, then parsed once, in wall time, interleaved", [
+            "The same 4-byte chunks appended to a buffer sized for the whole input, which is then",
+            "validated and parsed once (`corpus::collected`; DESIGN.md, decision 86): receiving",
+            "token-sized chunks without streaming, nothing out before the last one. Each of {n}",
+            "rounds times one-shot and then the collected chunks back to back, as above; the",
+            "median of the rounds' ratios (throughput over one-shot) is quoted next to the",
+            "streamed chunks' median from the table above.\n"],
+            ["shape", "size", "collected (median)", "streamed", "rounds"],
+            [(r["shape"], size_of.get(r["size"], str(r["size"])), f"{r['median']:.2f}×",
+              f"{streamed[(r['shape'], r['size'])]:.2f}×" if (r["shape"], r["size"]) in streamed else "",
+              r["rounds"]) for r in wc])
     vs = [r for r in extra_rows if r["kind"] == "wall_versus"]
     if vs:
         interleaved("Against kindaxml and quick-xml in wall time, interleaved", [
@@ -276,7 +303,8 @@ if extra_rows:
         out.append("|---|---|---|---|")
         names = {"ours": "`parse`", "ours_wf": "`parse` (well-formed variant)", "kindaxml": "kindaxml 0.1.0",
                  "quickxml": "quick-xml Reader (well-formed variant)", "memchr": "memchr scan for `<`",
-                 "ours_stops": "chunks cut after each `>` and newline"}
+                 "ours_stops": "chunks cut after each `>` and newline",
+                 "collect": "4-byte chunks collected, then parsed once"}
         for r in ins:
             base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours" and x["chunk"] == 0), None)
             if r["engine"] == "quickxml":
