@@ -303,8 +303,7 @@ if extra_rows:
         out.append("|---|---|---|---|")
         names = {"ours": "`parse`", "ours_wf": "`parse` (well-formed variant)", "kindaxml": "kindaxml 0.1.0",
                  "quickxml": "quick-xml Reader (well-formed variant)", "memchr": "memchr scan for `<`",
-                 "ours_stops": "chunks cut after each `>` and newline",
-                 "collect": "4-byte chunks collected, then parsed once"}
+                 "ours_stops": "chunks cut after each `>` and newline"}
         for r in ins:
             base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours" and x["chunk"] == 0), None)
             if r["engine"] == "quickxml":
@@ -312,6 +311,8 @@ if extra_rows:
             name = names.get(r["engine"], r["engine"])
             if r["engine"] == "ours" and r["chunk"]:
                 name = f"{r['chunk']}-byte chunks"
+            if r["engine"] == "collect":
+                name = f"{r['chunk']}-byte chunks collected, then parsed once"
             if r["engine"] == "ours_str":
                 name = ("`&str` chunks of one char" if r["chunk"] == 1
                         else f"`&str` chunks of ≤ {r['chunk']} bytes (whole chars)")
