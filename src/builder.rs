@@ -313,6 +313,53 @@ impl Builder {
         true
     }
 
+    /// Whether plain text appended now ([`push_plain`](Builder::push_plain)) is final as soon
+    /// as it is appended, if its last byte is one that trimming keeps: no `retro_line` or
+    /// `retro_claim` tag may claim it, no span or marker waits, every open tag has its
+    /// coverage decided (`prefix_min` is `usize::MAX`: forward tags past their first kept
+    /// char), the text would only be appended (`plain_room`), and nothing is held but a
+    /// trailing run that trimming might cut off (`kept_end`), which the text makes inner.
+    /// Then the frontier is the end of the output once the text is in, and the emission is
+    /// one segment annotated by the open tags ([`emit_inside_open`]): [`flush_direct`].
+    /// Valid right after a `flush` (decision 87).
+    ///
+    /// [`emit_inside_open`]: Builder::emit_inside_open
+    /// [`flush_direct`]: Builder::flush_direct
+    pub(crate) fn direct_ready(&self) -> bool {
+        !self.rules.uses_retro_line
+            && !self.rules.uses_retro_claim
+            && (self.held_start == self.out_len
+                || (self.n_dyn > 0 && self.kept_end <= self.held_start))
+            && self.settled == self.out_len
+            && !self.dirty
+            && self.started.is_empty()
+            && self.pending.is_empty()
+            && self.markers.is_empty()
+            && self.open.back().is_none_or(|t| t.prefix_min == usize::MAX)
+            && self.plain_room().is_some()
+    }
+
+    /// [`flush`](Builder::flush) after plain text was appended in the state
+    /// [`direct_ready`](Builder::direct_ready) describes, the last byte kept: everything
+    /// up to the end of the output goes out as one segment, with no frontier to work out.
+    pub(crate) fn flush_direct(&mut self) {
+        debug_assert_eq!(self.settled, self.out_len, "direct text unsettled");
+        self.dirty = false;
+        let f = self.out_len;
+        debug_assert_eq!(
+            self.frontier_of(self.line_cur, self.claim_cur).0,
+            f,
+            "direct text not final"
+        );
+        let emitted = self.emit_inside_open(f, false, &mut ToEvents);
+        debug_assert!(emitted, "direct text not one segment");
+    }
+
+    /// Bytes of plain text that [`push_plain`](Builder::push_plain) takes now.
+    pub(crate) fn plain_room_now(&self) -> usize {
+        self.plain_room().unwrap_or(0)
+    }
+
     /// How many bytes of plain text [`text`](Builder::text) would only append (moving
     /// `kept_end`): plain text has no newline; no open tag may wait on its first char, first
     /// kept char or first token; and the text must stay short of the `max_span_bytes` limit

@@ -90,7 +90,13 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
-    /// Whether chunks may be queued at all (tests turn it off to reach the other paths).
+    /// Whether the last flush left the machine where a chunk of plain ASCII text whose last
+    /// byte trimming keeps is final as soon as it arrives (`Builder::direct_ready`): such a
+    /// chunk takes [`take_direct`](StreamParser::take_direct). Cleared by every update
+    /// that does not, and set afresh by every flush.
+    direct: bool,
+    /// Whether chunks may be queued at all, and take the direct path (tests turn it off to
+    /// reach the other paths).
     queue_on: bool,
     /// Chunks the split-character short path took (for tests).
     #[cfg(test)]
@@ -104,6 +110,9 @@ pub struct StreamParser {
     /// Chunks the tag-opening short path took (for tests).
     #[cfg(test)]
     open_taken: usize,
+    /// Chunks the direct path took (for tests).
+    #[cfg(test)]
+    direct_taken: usize,
 }
 
 /// What [`StreamParser::feed_plain`] did with a chunk.
@@ -239,6 +248,7 @@ impl StreamParser {
             queue: crate::queue::Queue::default(),
             queue_room: 0,
             queue_stop: 0,
+            direct: false,
             queue_on: true,
             #[cfg(test)]
             split_taken: 0,
@@ -248,6 +258,8 @@ impl StreamParser {
             split_joined: 0,
             #[cfg(test)]
             open_taken: 0,
+            #[cfg(test)]
+            direct_taken: 0,
         }
     }
 
@@ -574,6 +586,7 @@ impl StreamParser {
         debug_assert!(self.queue.is_empty());
         self.queue_room = 0;
         self.queue_stop = 0;
+        self.direct = false;
         // `Builder::plain_budget`, once asked.
         let mut budget = None;
         if self.queue_on && passes {
@@ -634,7 +647,51 @@ impl StreamParser {
         } else {
             self.text_budget
         };
+        // (With a budget, plain text is not final yet: it takes `take_plain`.)
+        self.direct = self.queue_on
+            && passes
+            && self.text_budget == 0
+            && !self.utf8.has_partial()
+            && self.builder.direct_ready();
         Events::of(&mut self.builder.events)
+    }
+
+    /// The path for a chunk of plain ASCII text (`text::PLAIN_CLASS`) while the last flush
+    /// found it final as soon as it arrives (`direct`: text streamed inside forward tags
+    /// with nothing held, in a configuration with no `retro_line` or `retro_claim` tag),
+    /// if its last byte is one that trimming keeps: it is appended and emitted as one
+    /// segment annotated by the open tags, as the full path would (which would then find
+    /// the machine as it was: `direct` stays set), without the full path's dispatch and
+    /// without working out the frontier and the next budgets again (decision 87). Returns
+    /// `false` (doing nothing) otherwise.
+    #[inline]
+    fn take_direct(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        let n = chunk.len();
+        let Some(&last) = chunk.last() else {
+            return false;
+        };
+        if n > PLAIN_MAX
+            || n > self.builder.plain_room_now()
+            || (self.rules.trim && crate::text::plain_class(last) != 1)
+        {
+            return false;
+        }
+        // (As `take_plain` appends.)
+        let appended = match s {
+            Some(s) if n >= crate::builder::PLAIN_COPY_MIN => self.builder.try_append_plain_str(s),
+            _ => self.builder.try_append_plain(chunk),
+        };
+        if !appended {
+            return false;
+        }
+        self.src += n;
+        self.utf8.consumed += n as u64;
+        self.builder.flush_direct();
+        #[cfg(test)]
+        {
+            self.direct_taken += 1;
+        }
+        true
     }
 
     /// The fast path for short chunks of plain text between constructs (most tokens of an
@@ -722,6 +779,10 @@ impl StreamParser {
     /// [`update`](StreamParser::update) past the queue.
     #[inline(never)]
     fn update_str(&mut self, chunk: &str) -> Result<Events<'_>, Error> {
+        if std::mem::take(&mut self.direct) && self.take_direct(chunk.as_bytes(), Some(chunk)) {
+            self.direct = true;
+            return Ok(Events::of(&mut self.builder.events));
+        }
         if self.take_plain(chunk.as_bytes(), Some(chunk)) {
             return Ok(Events::of(&mut self.builder.events));
         }
@@ -769,6 +830,10 @@ impl StreamParser {
     /// [`update_bytes`](StreamParser::update_bytes) past the queue.
     #[inline(never)]
     fn update_slow(&mut self, chunk: &[u8]) -> Result<Events<'_>, Error> {
+        if std::mem::take(&mut self.direct) && self.take_direct(chunk, None) {
+            self.direct = true;
+            return Ok(Events::of(&mut self.builder.events));
+        }
         if self.take_plain(chunk, None) {
             return Ok(Events::of(&mut self.builder.events));
         }
@@ -831,6 +896,7 @@ impl StreamParser {
         self.plain_budget = 0;
         self.text_budget = 0;
         self.queue_room = 0;
+        self.direct = false;
         match self.life {
             Life::Finished => return Err(Error::Finished),
             Life::Poisoned(_) => {}
@@ -1496,11 +1562,30 @@ mod tests {
         ]
     }
 
-    /// The queue changes no event: a parser that queues emits, update by update, exactly
-    /// what one that runs every chunk through the machine emits, over inputs made of every
-    /// construct (including the bytes that end a queue: newlines, `>`, `&`; and non-ASCII
-    /// text, which byte chunks split), cut at random into 1–9 byte chunks, as bytes and as
-    /// text. And it is used.
+    /// Configurations whose tags all recover forward (no `retro_line` or `retro_claim`):
+    /// text inside tags is final as it comes, the direct path's case (decision 87).
+    fn direct_configs() -> Vec<Config> {
+        let forward = Config::default()
+            .with_tags(["cite", "note", "todo", "term"])
+            .unwrap()
+            .with_raw_tags(["think"])
+            .unwrap()
+            .with_default_recovery(crate::Strategy::ForwardUntilTag);
+        vec![
+            forward.clone(),
+            forward.clone().with_trim_punctuation(false),
+            forward
+                .with_max_span_bytes(16)
+                .unwrap()
+                .with_markdown_code(false),
+        ]
+    }
+
+    /// The queue and the direct path change no event: a parser that takes them emits,
+    /// update by update, exactly what one that runs every chunk through the machine emits,
+    /// over inputs made of every construct (including the bytes that end a queue: newlines,
+    /// `>`, `&`; and non-ASCII text, which byte chunks split), cut at random into 1–9 byte
+    /// chunks, as bytes and as text. And both are used.
     #[test]
     fn queued_chunks_emit_what_the_machine_emits_call_by_call() {
         let pieces = [
@@ -1555,8 +1640,8 @@ mod tests {
             "Intro.\n<cite>Body text here <cite id=2> tail <note>x</note>.\n",
         ];
         let mut state = common_seed();
-        let (mut queued, mut updates) = (0usize, 0usize);
-        for config in queue_configs() {
+        let (mut queued, mut updates, mut direct) = (0usize, 0usize, 0usize);
+        for config in queue_configs().into_iter().chain(direct_configs()) {
             let mut inputs: Vec<(String, Option<usize>)> = Vec::new();
             for f in fixed {
                 inputs.extend((1..=9).map(|n| (f.to_string(), Some(n))));
@@ -1627,13 +1712,85 @@ mod tests {
                 assert_eq!(got, want, "{input:?} at the end");
                 doc.extend(got);
                 assert_eq!(doc, parse(&input, &config), "{input:?}");
+                direct += p.direct_taken;
             }
         }
-        // Not a vacuous comparison: a good share of the chunks waited in the queue.
+        // Not a vacuous comparison: a good share of the chunks waited in the queue, and
+        // some took the direct path.
         assert!(
             queued * 10 > updates,
             "{queued} of {updates} updates queued"
         );
+        assert!(
+            direct * 100 > updates,
+            "{direct} of {updates} updates direct"
+        );
+    }
+
+    /// Tokens of text inside forward tags are emitted as they come, each as the segment
+    /// the full path would emit, most of them by the direct path (decision 87): a streamed
+    /// `<answer>` with a `<note>` in it, in chunks of 1 to 8 bytes, as bytes and as text. A chunk
+    /// takes it when it is plain ASCII ending in a kept char and the last update left the
+    /// machine with nothing held inside forward tags.
+    #[test]
+    fn tokens_inside_forward_tags_are_emitted_directly() {
+        let input = "<answer>We shipped it last week, and the error rate went down by half \
+                     since then. Costs stayed flat <note>see the dashboard for the numbers \
+                     of each region</note> and the rest fell.</answer>";
+        for config in direct_configs() {
+            let config = config.with_tags(["answer", "note"]).unwrap();
+            for size in 1..=8 {
+                for as_text in [false, true] {
+                    let mut p = StreamParser::new(&config);
+                    let mut q = unqueued(&config);
+                    let mut doc = Document::new();
+                    let chunks: Vec<&str> = input
+                        .as_bytes()
+                        .chunks(size)
+                        .map(|c| std::str::from_utf8(c).unwrap())
+                        .collect();
+                    // Chunks whose text may go straight out: inside a tag's content, plain,
+                    // not the first of its tag (which waits for its first char).
+                    let mut eligible = 0;
+                    for (i, c) in chunks.iter().enumerate() {
+                        let before = p.direct_taken;
+                        let (got, want): (Vec<Event>, Vec<Event>) = if as_text {
+                            (
+                                p.update(c).unwrap().collect(),
+                                q.update(c).unwrap().collect(),
+                            )
+                        } else {
+                            (
+                                p.update_bytes(c.as_bytes()).unwrap().collect(),
+                                q.update_bytes(c.as_bytes()).unwrap().collect(),
+                            )
+                        };
+                        assert_eq!(got, want, "{size}-byte chunk {i} {c:?}");
+                        if p.direct_taken > before {
+                            // One segment: the chunk's text, after what trimming might have
+                            // cut off at the end of the last one.
+                            assert!(matches!(&got[..], [Event::Text(s)]
+                            if s.text().strip_suffix(*c).is_some_and(|run| {
+                                run.chars().all(crate::text::is_trim_char)
+                            })));
+                        }
+                        let plain = c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ');
+                        if plain && c.ends_with(|ch: char| ch.is_ascii_alphanumeric()) {
+                            eligible += 1;
+                        }
+                        doc.extend(got);
+                    }
+                    doc.extend(p.finish().unwrap());
+                    assert_eq!(doc, parse(input, &config));
+                    // Most plain chunks that end in a letter or digit took it.
+                    assert!(
+                        p.direct_taken * 3 > eligible * 2,
+                        "{size}-byte chunks: {} of {eligible} direct",
+                        p.direct_taken
+                    );
+                }
+            }
+        }
     }
 
     /// What a chunk does to an open queue, for every byte alone and inside chunks of every
