@@ -1802,6 +1802,7 @@ const POOL_FIRST: usize = 512;
 /// `POOL_FIRST` bytes; one too small is replaced by one of at least twice its size); while
 /// an event still holds it, a copy of exact size as for longer emissions, so a consumer
 /// that keeps its events pays what it did without the pool.
+#[inline(always)]
 fn pooled(pool: &mut Option<Arc<String>>, text: &str) -> SharedBuf {
     match pool {
         Some(p) => match Arc::get_mut(p) {
@@ -1839,6 +1840,7 @@ impl Builder {
     /// buffer gets no spare room.
     // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_to`).
     #[allow(clippy::string_slice)]
+    #[inline(always)]
     fn take_text(&mut self, f: usize, last: bool) -> (SharedBuf, usize) {
         let n = f - self.held_start;
         let hi = self.held_off + n;
