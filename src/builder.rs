@@ -1590,7 +1590,7 @@ impl Builder {
             let (buf, base) = match &shared {
                 Some(s) => s.clone(),
                 None => {
-                    let s = self.take_text(f, last);
+                    let s = self.take_text_out_of_line(f, last);
                     adopted = s.0.adopted();
                     shared.insert(s).clone()
                 }
@@ -1867,6 +1867,13 @@ impl Builder {
             whole.shrink_to_fit();
         }
         (SharedBuf::Adopted(Arc::new(whole)), before)
+    }
+
+    /// [`take_text`](Builder::take_text) for the general emission, called once per
+    /// emission of any number of segments.
+    #[inline(never)]
+    fn take_text_out_of_line(&mut self, f: usize, last: bool) -> (SharedBuf, usize) {
+        self.take_text(f, last)
     }
 }
 

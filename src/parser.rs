@@ -1749,8 +1749,8 @@ mod tests {
                         .chunks(size)
                         .map(|c| std::str::from_utf8(c).unwrap())
                         .collect();
-                    // Chunks whose text may go straight out: inside a tag's content, plain,
-                    // not the first of its tag (which waits for its first char).
+                    // Chunks of letters, digits and spaces that end in a letter or digit
+                    // (a few are inside the markup, which never goes straight out).
                     let mut eligible = 0;
                     for (i, c) in chunks.iter().enumerate() {
                         let before = p.direct_taken;
