@@ -326,12 +326,15 @@ impl Builder {
     /// [`emit_inside_open`]: Builder::emit_inside_open
     /// [`flush_direct`]: Builder::flush_direct
     pub(crate) fn direct_ready(&self) -> bool {
+        // (A flush leaves the text settled and the builder clean.)
+        debug_assert!(
+            self.settled == self.out_len && !self.dirty,
+            "asked before a flush"
+        );
         !self.rules.uses_retro_line
             && !self.rules.uses_retro_claim
             && (self.held_start == self.out_len
                 || (self.n_dyn > 0 && self.kept_end <= self.held_start))
-            && self.settled == self.out_len
-            && !self.dirty
             && self.started.is_empty()
             && self.pending.is_empty()
             && self.markers.is_empty()
@@ -456,6 +459,17 @@ impl Builder {
         }
         self.appended_ascii(b.len(), kept);
         true
+    }
+
+    /// [`try_append_plain`](Builder::try_append_plain) of a token, `s` being `chunk` as
+    /// text if known: with one copy from text of `PLAIN_COPY_MIN` bytes or more
+    /// ([`try_append_plain_str`](Builder::try_append_plain_str)), else a char at a time.
+    #[inline(always)]
+    pub(crate) fn try_append_plain_token(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
+        match s {
+            Some(s) if s.len() >= PLAIN_COPY_MIN => self.try_append_plain_str(s),
+            _ => self.try_append_plain(chunk),
+        }
     }
 
     /// [`try_append_plain`](Builder::try_append_plain) of a chunk that comes as text:

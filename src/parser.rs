@@ -431,13 +431,7 @@ impl StreamParser {
         if chunk.is_empty() || chunk.len() > self.plain_budget.min(PLAIN_MAX) {
             return false;
         }
-        let appended = match s {
-            Some(s) if s.len() >= crate::builder::PLAIN_COPY_MIN => {
-                self.builder.try_append_plain_str(s)
-            }
-            _ => self.builder.try_append_plain(chunk),
-        };
-        if !appended {
+        if !self.builder.try_append_plain_token(chunk, s) {
             return self.take_plain_unicode(chunk, s);
         }
         self.plain_budget -= chunk.len();
@@ -676,12 +670,7 @@ impl StreamParser {
         {
             return false;
         }
-        // (As `take_plain` appends.)
-        let appended = match s {
-            Some(s) if n >= crate::builder::PLAIN_COPY_MIN => self.builder.try_append_plain_str(s),
-            _ => self.builder.try_append_plain(chunk),
-        };
-        if !appended {
+        if !self.builder.try_append_plain_token(chunk, s) {
             return false;
         }
         self.src += n;
