@@ -1703,12 +1703,26 @@ impl Builder {
                 SegAnnotations::Shared(list, n)
             }
         };
-        let (buf, base) = self.take_text(f, last);
-        let adopted = buf.adopted();
-        let text = SegText::Shared {
-            buf,
-            lo: base,
-            hi: base + (f - a),
+        // A token's worth of text is copied into the segment (decision 89).
+        let short = if O::INLINE {
+            self.held
+                .get(self.held_off..self.held_off + (f - a))
+                .and_then(SegText::inline)
+        } else {
+            None
+        };
+        let (text, adopted) = match short {
+            Some(text) => (text, false),
+            None => {
+                let (buf, base) = self.take_text(f, last);
+                let adopted = buf.adopted();
+                let text = SegText::Shared {
+                    buf,
+                    lo: base,
+                    hi: base + (f - a),
+                };
+                (text, adopted)
+            }
         };
         out.push_text(&mut self.events, text, a, annotations);
         self.emitted(f, adopted);
@@ -1737,6 +1751,11 @@ impl Builder {
 /// document took events. `events` is the builder's list, passed along because the
 /// emission holds the builder.
 pub(crate) trait Out {
+    /// Whether a short segment holds its text inline (decision 89): for events, whose
+    /// segments each take their own buffer or a reference to a shared one; not for
+    /// `parse()`'s document, whose segments are ranges of one buffer that it joins where
+    /// they meet without copying.
+    const INLINE: bool;
     fn push(&mut self, events: &mut Vec<Event>, e: Event);
     /// `push(Event::Text(..))` from the segment's parts (the document takes them as they
     /// are: `Document::push_text`).
@@ -1763,6 +1782,7 @@ pub(crate) trait Out {
 pub(crate) struct ToEvents;
 
 impl Out for ToEvents {
+    const INLINE: bool = true;
     #[inline(always)]
     fn push(&mut self, events: &mut Vec<Event>, e: Event) {
         events.push(e);
@@ -1773,6 +1793,7 @@ impl Out for ToEvents {
 }
 
 impl Out for Document {
+    const INLINE: bool = false;
     #[inline(always)]
     fn push(&mut self, _: &mut Vec<Event>, e: Event) {
         Document::push(self, e);

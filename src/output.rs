@@ -696,7 +696,12 @@ impl SharedBuf {
     }
 }
 
-/// A segment's text: a range of a shared buffer, or its own string once merged.
+/// Bytes of text a segment holds inline, in the room its other forms take anyway
+/// (decision 89).
+pub(crate) const INLINE_TEXT: usize = 31;
+
+/// A segment's text: a range of a shared buffer, a short text held inline, or its own
+/// string once merged.
 #[derive(Clone)]
 pub(crate) enum SegText {
     /// `buf[lo..hi]`; both are char boundaries of `buf`.
@@ -705,21 +710,54 @@ pub(crate) enum SegText {
         lo: usize,
         hi: usize,
     },
+    /// `bytes[..len]`, a whole UTF-8 string (copied from a `&str`): no buffer to share,
+    /// so no reference count to raise when it is made and lower when it is dropped.
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE_TEXT],
+    },
     Owned(String),
 }
 
 impl SegText {
+    /// `s` held inline, if it fits.
+    #[inline(always)]
+    pub(crate) fn inline(s: &str) -> Option<SegText> {
+        let mut bytes = [0; INLINE_TEXT];
+        if !crate::text::copy_short(&mut bytes, s.as_bytes()) {
+            return None;
+        }
+        Some(SegText::Inline {
+            len: s.len() as u8,
+            bytes,
+        })
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         match self {
             // `lo..hi` are char boundaries within `buf` (set by the builder), so `get` succeeds.
             SegText::Shared { buf, lo, hi } => buf.as_str().get(*lo..*hi).unwrap_or_default(),
+            // The bytes were copied from a `&str` whole, so this never fails.
+            SegText::Inline { len, bytes } => {
+                std::str::from_utf8(bytes.get(..usize::from(*len)).unwrap_or_default())
+                    .unwrap_or_default()
+            }
             SegText::Owned(s) => s,
+        }
+    }
+
+    /// The text's bytes, not checked again (as comparing and joining need them).
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            SegText::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            SegText::Shared { .. } | SegText::Owned(_) => self.as_str().as_bytes(),
         }
     }
 
     fn len(&self) -> usize {
         match self {
             SegText::Shared { lo, hi, .. } => hi - lo,
+            SegText::Inline { len, .. } => usize::from(*len),
             SegText::Owned(s) => s.len(),
         }
     }
@@ -740,9 +778,20 @@ impl SegText {
                 return;
             }
         }
+        if let SegText::Inline { len, bytes } = self {
+            // (Bytes of whole strings joined: a whole string again, read back as one.)
+            let (n, add) = (usize::from(*len), other.as_bytes());
+            if bytes
+                .get_mut(n..)
+                .is_some_and(|dst| crate::text::copy_short(dst, add))
+            {
+                *len = (n + add.len()) as u8;
+                return;
+            }
+        }
         match self {
             SegText::Owned(s) => s.push_str(other.as_str()),
-            SegText::Shared { .. } => {
+            SegText::Shared { .. } | SegText::Inline { .. } => {
                 let mut s = String::with_capacity(self.len() + other.len());
                 s.push_str(self.as_str());
                 s.push_str(other.as_str());
@@ -754,14 +803,14 @@ impl SegText {
     fn into_string(self) -> String {
         match self {
             SegText::Owned(s) => s,
-            SegText::Shared { .. } => self.as_str().to_string(),
+            SegText::Shared { .. } | SegText::Inline { .. } => self.as_str().to_string(),
         }
     }
 }
 
 impl PartialEq for SegText {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -969,6 +1018,34 @@ impl FromIterator<Event> for Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inline text takes no more room than a shared range: a segment is as large as before
+    /// decision 89.
+    #[test]
+    fn inline_text_fits_in_a_shared_range() {
+        let shared = std::mem::size_of::<SharedBuf>() + 2 * std::mem::size_of::<usize>();
+        assert_eq!(std::mem::size_of::<SegText>(), shared);
+        assert_eq!(std::mem::size_of::<Segment>(), shared + 8 + 24);
+    }
+
+    /// Inline text reads back as written, and appending keeps it inline while it fits,
+    /// then moves it to its own string.
+    #[test]
+    fn inline_text_appends_in_place_then_spills() {
+        let mut t = SegText::inline("héllo").unwrap();
+        assert_eq!(t.as_str(), "héllo");
+        assert_eq!(t.len(), 6);
+        t.append(&SegText::inline(", wörld").unwrap());
+        assert!(matches!(t, SegText::Inline { .. }));
+        assert_eq!(t.as_str(), "héllo, wörld");
+        let long = "x".repeat(INLINE_TEXT);
+        assert!(SegText::inline(&long).is_some());
+        assert!(SegText::inline(&format!("{long}y")).is_none());
+        t.append(&SegText::inline(&long).unwrap());
+        assert!(matches!(t, SegText::Owned(_)));
+        assert_eq!(t.as_str(), format!("héllo, wörld{long}"));
+        assert_eq!(t.into_string(), format!("héllo, wörld{long}"));
+    }
 
     /// Every close kind and strategy reads back as written, once; the first write wins, and
     /// nothing reads as set before it is.

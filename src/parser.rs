@@ -1040,13 +1040,15 @@ mod tests {
     use super::*;
     use crate::output::{Annotation, Event, SegText};
 
-    /// Per text event: whether its buffer was adopted (`true`) or copied (`false`).
+    /// Per text event: whether its buffer was adopted (`true`) or copied (`false`: into a
+    /// buffer of its own, the pool, or the segment itself).
     fn buffers(events: &[Event]) -> Vec<bool> {
         events
             .iter()
             .filter_map(|e| match e {
                 Event::Text(s) => match &s.text {
                     SegText::Shared { buf, .. } => Some(buf.adopted()),
+                    SegText::Inline { .. } => Some(false),
                     SegText::Owned(_) => None,
                 },
                 Event::Marker(_) => None,
@@ -1397,23 +1399,29 @@ mod tests {
     #[test]
     fn short_emissions_reuse_the_pooled_buffer_only_once_released() {
         // No recognized tag: text is final as soon as it arrives, one emission per update.
+        // (Each is longer than a segment holds inline: decision 89.)
+        let (ta, tb, tc) = (
+            "Hello, this sentence is a little longer. ",
+            "And so is this one, to be copied out. ",
+            "The third rewrites the pooled buffer.",
+        );
         let mut p = StreamParser::new(&Config::default());
-        let a: Vec<Event> = p.update("Hello").unwrap().collect();
+        let a: Vec<Event> = p.update(ta).unwrap().collect();
         let pa = pooled(&a);
         assert_eq!(pa.len(), 1);
         // `a` still holds the pool, so `b` is copied out instead (as a longer emission
         // would be), and `a` is intact.
-        let b: Vec<Event> = p.update(", world").unwrap().collect();
+        let b: Vec<Event> = p.update(tb).unwrap().collect();
         assert!(pooled(&b).is_empty());
         assert_eq!(buffers(&b), [false]);
-        assert_eq!(text_of(&a), "Hello");
-        assert_eq!(text_of(&b), ", world");
+        assert_eq!(text_of(&a), ta);
+        assert_eq!(text_of(&b), tb);
         drop(a);
         // Nothing holds the pool now: the next short emission rewrites it in place.
-        let c: Vec<Event> = p.update("!").unwrap().collect();
+        let c: Vec<Event> = p.update(tc).unwrap().collect();
         assert_eq!(pooled(&c), pa);
-        assert_eq!(text_of(&c), "!");
-        assert_eq!(text_of(&b), ", world");
+        assert_eq!(text_of(&c), tc);
+        assert_eq!(text_of(&b), tb);
         // A document that keeps segments gets the same text as always.
         let mut doc = Document::new();
         doc.extend(c);
@@ -1421,8 +1429,58 @@ mod tests {
             doc.extend(p.update(t).unwrap());
         }
         doc.extend(p.finish().unwrap());
-        assert_eq!(doc.text(), "! More text here.");
-        assert_eq!(doc, parse("! More text here.", &Config::default()));
+        let whole = format!("{tc} More text here.");
+        assert_eq!(doc.text(), whole);
+        assert_eq!(doc, parse(&whole, &Config::default()));
+    }
+
+    /// A token-sized emission (up to `INLINE_TEXT` bytes) is held in its segment: it takes
+    /// no pooled or copied buffer, whether or not earlier events are still held, and the
+    /// next longer emission still finds the pool free (decision 89).
+    #[test]
+    fn token_sized_emissions_are_held_inline() {
+        let inline = |events: &[Event]| {
+            events.iter().all(|e| match e {
+                Event::Text(s) => matches!(s.text, SegText::Inline { .. }),
+                Event::Marker(_) => true,
+            })
+        };
+        // Text inside a tag that recovers forward is final as it arrives.
+        let config = Config::default()
+            .with_tags(["answer"])
+            .unwrap()
+            .with_default_recovery(crate::Strategy::ForwardUntilTag);
+        let mut p = StreamParser::new(&config);
+        let mut held = Vec::new();
+        let mut doc = Document::new();
+        let tokens = [
+            "<answer>",
+            "Größe",
+            " × Ω",
+            " — a token",
+            " and a token of thirty-one byte",
+        ];
+        for t in tokens {
+            let events: Vec<Event> = p.update(t).unwrap().collect();
+            assert!(inline(&events), "{t:?}");
+            doc.extend(events.iter().cloned());
+            held.push(events);
+        }
+        // Every token but the tag was emitted whole, the last one at the limit.
+        assert_eq!(tokens[4].len(), crate::output::INLINE_TEXT);
+        assert!(held[1..].iter().all(|e| e.len() == 1));
+        let long = " and then a longer piece of text than a segment holds inline";
+        let events: Vec<Event> = p.update(long).unwrap().collect();
+        assert_eq!(pooled(&events).len(), 1);
+        assert_eq!(text_of(&events), long);
+        doc.extend(events);
+        doc.extend(p.finish().unwrap());
+        let whole: String = tokens.concat() + long;
+        assert_eq!(doc, parse(&whole, &config));
+        assert_eq!(doc.segments().len(), 1);
+        // The held events read back as they were emitted.
+        let texts: Vec<String> = held.iter().map(|e| text_of(e)).collect();
+        assert_eq!(texts[1..].concat(), tokens[1..].concat());
     }
 
     #[test]

@@ -210,6 +210,40 @@ pub(crate) fn byte_stops(c: u8, mask: u8) -> bool {
     STOP_CLASS[usize::from(c)] & mask != 0
 }
 
+/// Copies `src`, at most 32 bytes, to the start of `dst`, as two fixed-size copies that
+/// overlap (16, 8 or 4 bytes each) or, below 4 bytes, byte by byte: no call to `memcpy`,
+/// whose set-up costs more than a copy this short. Returns `false`, copying nothing, if
+/// `src` is longer or `dst` shorter than `src`.
+#[inline(always)]
+pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> bool {
+    #[inline(always)]
+    fn pair<const K: usize>(dst: &mut [u8], src: &[u8]) {
+        if let (Some(d), Some(head), Some(tail)) = (
+            dst.get_mut(..src.len()),
+            src.first_chunk::<K>(),
+            src.last_chunk::<K>(),
+        ) {
+            if let Some(r) = d.first_chunk_mut::<K>() {
+                *r = *head;
+            }
+            if let Some(r) = d.last_chunk_mut::<K>() {
+                *r = *tail;
+            }
+        }
+    }
+    let n = src.len();
+    if n > 32 || dst.len() < n {
+        return false;
+    }
+    match n {
+        16.. => pair::<16>(dst, src),
+        8.. => pair::<8>(dst, src),
+        4.. => pair::<4>(dst, src),
+        _ => dst.iter_mut().zip(src).for_each(|(d, s)| *d = *s),
+    }
+    true
+}
+
 /// A chunk of 4 to 8 bytes as one little-endian word, the bytes past it 0 (two overlapping
 /// 4-byte loads: the bytes both hold are the same, so or-ing them is exact).
 #[inline(always)]
@@ -477,6 +511,27 @@ pub(crate) fn ceil_boundary(s: &str, i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `copy_short` copies exactly the bytes of every source of 0–32 bytes, into
+    /// destinations of every length from the source's to 40, and leaves the rest of the
+    /// destination as it was; longer sources and shorter destinations copy nothing.
+    #[test]
+    fn copy_short_copies_exactly_the_source() {
+        let src: Vec<u8> = (1..=40).collect();
+        for n in 0..=40usize {
+            for room in 0..=40usize {
+                let mut dst = [0xEEu8; 40];
+                let copied = copy_short(&mut dst[..room], &src[..n]);
+                assert_eq!(copied, n <= 32 && room >= n, "{n} into {room}");
+                let want = if copied { &src[..n] } else { &[][..] };
+                assert_eq!(&dst[..want.len()], want, "{n} into {room}");
+                assert!(
+                    dst[want.len()..].iter().all(|&b| b == 0xEE),
+                    "{n} into {room}"
+                );
+            }
+        }
+    }
 
     /// The set-up newline search (decision 76) finds the first and last newline as a
     /// byte-by-byte search does: slices of every length up to 200, with none, or one or two
