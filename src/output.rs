@@ -653,7 +653,8 @@ impl fmt::Debug for SegAnnotations {
 /// 64 KiB, so all its segments share one buffer, and about once per 64 KiB of annotated text
 /// past that); a segment keeps that buffer alive. A large emission's buffer is the parser's
 /// own text buffer, handed over, which may also hold up to an eighth as much text emitted
-/// earlier plus spare capacity.
+/// earlier plus spare capacity. An update that emits one segment of up to 31 bytes (a
+/// token streamed inside tags) keeps its text in the segment itself, with no buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
     pub(crate) text: SegText,
@@ -1025,7 +1026,8 @@ mod tests {
     fn inline_text_fits_in_a_shared_range() {
         let shared = std::mem::size_of::<SharedBuf>() + 2 * std::mem::size_of::<usize>();
         assert_eq!(std::mem::size_of::<SegText>(), shared);
-        assert_eq!(std::mem::size_of::<Segment>(), shared + 8 + 24);
+        let rest = std::mem::size_of::<usize>() + std::mem::size_of::<SegAnnotations>();
+        assert_eq!(std::mem::size_of::<Segment>(), shared + rest);
     }
 
     /// Inline text reads back as written, and appending keeps it inline while it fits,

@@ -1435,8 +1435,8 @@ mod tests {
     }
 
     /// A token-sized emission (up to `INLINE_TEXT` bytes) is held in its segment: it takes
-    /// no pooled or copied buffer, whether or not earlier events are still held, and the
-    /// next longer emission still finds the pool free (decision 89).
+    /// no pooled or copied buffer, while every earlier event is still held, and the next
+    /// longer emission still finds the pool free (decision 89).
     #[test]
     fn token_sized_emissions_are_held_inline() {
         let inline = |events: &[Event]| {
