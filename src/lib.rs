@@ -88,7 +88,7 @@
 //!
 //! # Crate features
 //!
-//! - `serde`: JSON configuration ([`Config::from_json`]) and the JSON output of the `kxml`
+//! - `serde`: JSON configuration (`Config::from_json`) and the JSON output of the `kxml`
 //!   tool (`Document::to_json`, `Event::to_json`).
 //! - `cli`: the `kxml` command-line tool.
 //! - `stream`: the `futures::Stream` adapter (`KindaxmlStreamExt`, `ParseStream`).
