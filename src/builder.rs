@@ -35,6 +35,7 @@ use std::sync::Arc;
 use crate::config::{Rules, SelfClosing, Strategy};
 use crate::output::{
     Annotation, Attrs, Close, Document, Event, Marker, SegAnnotations, SegText, Segment, SharedBuf,
+    INLINE_TEXT,
 };
 use crate::text::{
     ceil_boundary, first_kept, floor_boundary, is_trim_char, last_kept_end, plain_class,
@@ -1704,7 +1705,7 @@ impl Builder {
             }
         };
         // A token's worth of text is copied into the segment (decision 89).
-        let short = if O::INLINE {
+        let short = if O::INLINE && f - a <= INLINE_TEXT {
             self.held
                 .get(self.held_off..self.held_off + (f - a))
                 .and_then(SegText::inline)

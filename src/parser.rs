@@ -1481,6 +1481,15 @@ mod tests {
         // The held events read back as they were emitted.
         let texts: Vec<String> = held.iter().map(|e| text_of(e)).collect();
         assert_eq!(texts[1..].concat(), tokens[1..].concat());
+        // `parse()`'s document keeps even a token-sized text in its buffer.
+        for input in ["Hi", "<answer>Hi", "<answer>Größe"] {
+            let doc = parse(input, &config);
+            assert_eq!(doc.segments().len(), 1);
+            assert!(doc
+                .segments()
+                .iter()
+                .all(|s| matches!(s.text, SegText::Shared { .. })));
+        }
     }
 
     #[test]
