@@ -242,10 +242,13 @@ impl Builder {
     }
 
     /// Room for `n` bytes of output text if the buffer has none yet: a new stream's first
-    /// text takes it in one step instead of doubling from 8 bytes (decision 62).
+    /// text takes it in one step instead of doubling from 8 bytes (decision 62). The event
+    /// list takes room for a few events then too, instead of growing from 0 by reallocating
+    /// (decision 90).
     pub(crate) fn reserve_first_text(&mut self, n: usize) {
         if self.held.capacity() == 0 {
             self.held.reserve(n);
+            self.events.reserve(EVENTS_FIRST);
         }
     }
 
@@ -1832,6 +1835,10 @@ const POOL_MAX: usize = 4 << 10;
 /// The pooled buffer's first capacity: room for a line's emission in one step (as
 /// `parser::QUEUE_FIRST` for the queue).
 const POOL_FIRST: usize = 512;
+
+/// The event list's first capacity, taken with the output buffer's (decision 90): a few
+/// events, within what the allocator serves from its per-thread cache.
+const EVENTS_FIRST: usize = 8;
 
 /// The buffer for an emission `text` of at most `POOL_MAX` bytes: the pooled one,
 /// rewritten, when nothing else holds it any more (the first time, a new one of at least
