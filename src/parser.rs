@@ -1048,7 +1048,7 @@ mod tests {
             .filter_map(|e| match e {
                 Event::Text(s) => match &s.text {
                     SegText::Shared { buf, .. } => Some(buf.adopted()),
-                    SegText::Inline { .. } => Some(false),
+                    SegText::Inline(_) => Some(false),
                     SegText::Owned(_) => None,
                 },
                 Event::Marker(_) => None,
@@ -1441,7 +1441,7 @@ mod tests {
     fn token_sized_emissions_are_held_inline() {
         let inline = |events: &[Event]| {
             events.iter().all(|e| match e {
-                Event::Text(s) => matches!(s.text, SegText::Inline { .. }),
+                Event::Text(s) => matches!(s.text, SegText::Inline(_)),
                 Event::Marker(_) => true,
             })
         };
