@@ -189,7 +189,7 @@ pub(crate) struct Builder {
     started: Vec<PSpan>,
     pending: VecDeque<PSpan>,
     markers: VecDeque<Marker>,
-    /// Scratch list of emit_to, kept for its capacity.
+    /// Scratch list of `emit_range`, kept for its capacity.
     cur_buf: Vec<usize>,
     /// The annotations of `open`, in order, once an emission has needed them as a list;
     /// dropped whenever a tag opens or closes (see `emit_inside_open`).
@@ -1842,7 +1842,8 @@ const EVENTS_FIRST: usize = 8;
 
 /// The buffer for an emission `text` of at most `POOL_MAX` bytes: the pooled one,
 /// rewritten, when nothing else holds it any more (the first time, a new one of at least
-/// `POOL_FIRST` bytes; one too small is replaced by one of at least twice its size); while
+/// `POOL_FIRST` bytes; one too small is replaced by one of twice its size, or of the text's
+/// size if that is more, and at most `POOL_MAX`); while
 /// an event still holds it, a copy of exact size as for longer emissions, so a consumer
 /// that keeps its events pays what it did without the pool.
 #[inline(always)]
@@ -1881,7 +1882,7 @@ impl Builder {
     /// moves the rest (at most an eighth of the emitted size) to a new one, so the bulk of
     /// the text is never copied; `last` (end of input) means no text follows, so the new
     /// buffer gets no spare room.
-    // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_to`).
+    // Bounds: `held_off <= hi <= held.len()`, both char boundaries (see `emit_range`).
     #[allow(clippy::string_slice)]
     #[inline(always)]
     fn take_text(&mut self, f: usize, last: bool) -> (SharedBuf, usize) {

@@ -119,7 +119,8 @@ impl Decoder for KindaxmlDecoder {
                 Err(e) => Some(e),
             };
             if let Some(e) = err {
-                // A character cut off by the end of input: what came before is kept.
+                // A character cut off by the end of input, or a bad byte that waited in
+                // the queue (decision 68): what came before is kept.
                 if let Ok(events) = self.parser.finish() {
                     self.queue.extend(events);
                 }

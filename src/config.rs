@@ -242,7 +242,8 @@ pub const DEFAULT_MAX_DEPTH: usize = 1024;
 impl Default for Config {
     /// This crate's preset (SPEC §9): kindaxml's defaults, except unknown tags pass through
     /// as text, a same-name reopen is an auto-close (recovered, not explicit), the default
-    /// strategy is `retro_claim`, and entities are decoded. No tags are recognized yet.
+    /// strategy is `retro_claim`, entities are decoded, and markdown code spans and fences
+    /// are literal text. No tags are recognized yet.
     fn default() -> Self {
         Config {
             recognized_tags: Vec::new(),

@@ -81,7 +81,8 @@ impl Config {
     /// (`default` or `kindaxml_compat`, the base the other fields override; default
     /// `default`), `default_recovery`, `decode_entities`, `markdown_code`, `raw_tags`,
     /// `aliases` (`{"alias": "tag"}`), `self_closing` (`{"tag": "marker|next_token|until_newline"}`),
-    /// `duplicate_attrs`, `declarations` (`text|drop`), `max_tag_bytes`, `max_span_bytes`.
+    /// `duplicate_attrs`, `declarations` (`text|drop`), `empty_elements` (`drop|marker`),
+    /// `max_tag_bytes`, `max_span_bytes`, `max_depth`.
     ///
     /// ```
     /// use kindaxml_stream::{Config, Strategy};

@@ -449,8 +449,8 @@ struct AnnotationData {
 struct Outcome {
     /// `CLOSE_SET`, `SPAN_SET`, `SPAN_SOME`.
     flags: AtomicU8,
-    /// The `Close` kind (`close_code`) and, from bit 3, the strategy's position in
-    /// `Strategy::ALL` plus one (0: none).
+    /// The `Close` kind in bits 0–2 (0–5, as `Outcome::set_close` numbers them) and, from
+    /// bit 3, the strategy's position in `Strategy::ALL` plus one (0: none).
     close: AtomicU8,
     /// The `Close` variant's offset, if it has one.
     close_offset: AtomicUsize,
@@ -706,8 +706,9 @@ impl fmt::Debug for SegAnnotations {
 
 /// A run of output text with the annotations that cover all of it.
 ///
-/// The segments emitted by one `update` share one buffer holding that update's text (one
-/// allocation per update, not per segment; `parse()` emits once for an input of up to
+/// The segments emitted by one `update` share one buffer holding that update's text (at
+/// most one allocation per update, none while the parser's pooled buffer is free, and never
+/// one per segment; `parse()` emits once for an input of up to
 /// 64 KiB, so all its segments share one buffer, and about once per 64 KiB of annotated text
 /// past that); a segment keeps that buffer alive. A large emission's buffer is the parser's
 /// own text buffer, handed over, which may also hold up to an eighth as much text emitted

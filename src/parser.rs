@@ -278,16 +278,19 @@ impl StreamParser {
         }
     }
 
-    /// The fastest path (DESIGN.md, decision 48): while the last flush showed that text
-    /// cannot move the frontier (`Builder::plain_budget`), with the tokenizer in its text
-    /// state, a chunk with no newline, no `>` and no `&` (when references are decoded) is
-    /// queued, unparsed: the machine could only turn it into text without a newline (an
-    /// unfinished tag, CDATA, declaration or code span, text, or a candidate that aborts
-    /// into text), which the budget shows emits nothing, so the flush would emit nothing
-    /// either. The next chunk that goes through the machine feeds the queue first. Byte
-    /// chunks are queued as they are: the queue is validated once, when it is fed, which
-    /// reports an invalid byte there (decision 68). Returns `false` (doing nothing)
-    /// otherwise.
+    /// The fastest path (DESIGN.md, decision 48): while the last flush found the tokenizer
+    /// in its text state and no chunk without a stop byte (`queue_stop`) able to make
+    /// anything final, such a chunk is queued, unparsed, and the flush, which would emit
+    /// nothing, is skipped. Two regimes set the stop bytes. While the line is held whole
+    /// (`Builder::line_pin_room`), only a newline can end the hold (or an `&` when
+    /// references are decoded: one may decode to a newline), so whole tags wait too.
+    /// Otherwise the plain budget (`Builder::plain_budget`) shows that text cannot move the
+    /// frontier, and a chunk with no newline, `>` or `&` could only become text without a
+    /// newline (an unfinished tag, CDATA, declaration or code span, text, or a candidate
+    /// that aborts into text). The next chunk that goes through the machine feeds the queue
+    /// first. Byte chunks are queued as they are: the queue is validated once, when it is
+    /// fed, which reports an invalid byte there (decision 68). Returns `false` (doing
+    /// nothing) otherwise.
     #[inline(always)]
     fn take_queued(&mut self, chunk: &[u8]) -> bool {
         let n = chunk.len();
@@ -328,7 +331,8 @@ impl StreamParser {
 
     /// [`take_queued`](StreamParser::take_queued) for a chunk of 9 bytes or more, within the
     /// room: out of the caller's loop, which token-sized chunks keep short (decision 85).
-    /// Tested 8 bytes at a time and appended with two word copies up to 16 bytes.
+    /// Tested 8 bytes at a time below 32 bytes and searched from 32 (`text::has_stop`), and
+    /// appended with two word copies up to 16 bytes.
     #[inline(never)]
     fn take_queued_long(&mut self, chunk: &[u8]) -> bool {
         if crate::text::has_stop(chunk, self.queue_stop) {

@@ -189,8 +189,9 @@ where
                     Err(e) => Some(e),
                 };
                 if let Some(e) = err {
-                    // Only a truncated UTF-8 sequence: a second finish ends the input
-                    // before it.
+                    // A truncated UTF-8 sequence, or a bad byte that waited unparsed in
+                    // the queue (decision 68): the parser is poisoned there, and a second
+                    // finish ends the input before it.
                     if this.error.is_none() {
                         *this.error = Some(StreamError::Parse(e));
                     }

@@ -153,8 +153,8 @@ pub(crate) const STOP_GT: u8 = 2;
 pub(crate) const STOP_AMP: u8 = 4;
 
 /// Which `STOP_*` bit a byte has. (A table, not a bit set of the bytes below 64: the test
-/// of `c < 64` that a set needs is a branch, which in prose mispredicts on a fifth of the
-/// bytes: decision 83.)
+/// of `c < 64` that a set needs is a branch, which mispredicts in prose: a fifth of the
+/// loop's samples fell after it, decision 83.)
 // Bounds: the loop runs `c` over 0..256, the table's length (evaluated at compile time).
 #[allow(clippy::indexing_slicing)]
 static STOP_CLASS: [u8; 256] = {
@@ -289,9 +289,10 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
         && (has(b'\n') || (mask & STOP_GT != 0 && has(b'>')) || (mask & STOP_AMP != 0 && has(b'&')))
 }
 
-/// Slices shorter than this are tested without a search, a byte at a time below 8 bytes and
-/// 8 at a time from 8 (decision 85): SIMD search has a fixed setup cost that dominates on
-/// the 1–16 byte chunks of token streams.
+/// Slices shorter than this are tested without a SIMD search: by [`has_stop`] a byte at a
+/// time below 8 bytes and 8 at a time from 8 (decision 85), by the `find*` helpers a byte at
+/// a time. SIMD search has a fixed setup cost that dominates on the 1–16 byte chunks of
+/// token streams.
 const SHORT: usize = 32;
 
 /// The search of a text run for the next byte that may start a construct: `<`, and `&`

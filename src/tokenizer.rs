@@ -401,7 +401,8 @@ const SPARE_MAX: usize = 1024;
 /// time in every parse (DESIGN.md, decision 49).
 const CAND_FIRST: usize = 64;
 
-/// Byte classes for the tag lexer's fast path: bytes that cannot change its phase.
+/// Byte classes for the short path inside a tag candidate (`take_tag_chunk`'s first
+/// tier): bytes that cannot change the lexer's phase.
 const CLASS_NAME: u8 = 1;
 /// In an unquoted value: printable ASCII other than `>` and `<`.
 const CLASS_UNQUOTED: u8 = 2;
@@ -651,8 +652,8 @@ impl Tokenizer {
                 .iter()
                 .all(|&c| BYTE_CLASS[usize::from(c)] & mask != 0)
         {
-            // The cheapest case, as the lexer's run fast path: bytes that cannot change the
-            // phase (part of a name or a value), ASCII by their class, so no UTF-8 check.
+            // The cheapest case: bytes that cannot change the phase (part of a name or a
+            // value), ASCII by their class, so no UTF-8 check.
             lx.after_nl = false;
             self.cand.extend(chunk.iter().map(|&c| char::from(c)));
             self.state = State::Tag(lx);
