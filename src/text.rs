@@ -212,9 +212,9 @@ pub(crate) fn byte_stops(c: u8, mask: u8) -> bool {
 
 /// Copies `src`, at most 32 bytes, to the start of `dst`, as two fixed-size copies (16, 8
 /// or 4 bytes each) that together cover it, overlapping when it is shorter than both, or
-/// below 4 bytes byte by byte: no call to `memcpy`,
-/// whose set-up costs more than a copy this short. Returns `false`, copying nothing, if
-/// `src` is longer than 32 bytes or than `dst`.
+/// below 4 bytes byte by byte: no call to `memcpy`, whose set-up costs more than a copy
+/// this short. Returns `false`, copying nothing, if `src` is longer than 32 bytes or than
+/// `dst`.
 #[inline(always)]
 pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> bool {
     #[inline(always)]
