@@ -15,7 +15,10 @@
 //! received without streaming, `corpus::collected`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
 //! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
-//! the configuration of the scaling benches; otherwise that of `benches/throughput.rs`.
+//! the configuration of the scaling benches; `PRESET=forward`, `Config::default()` with
+//! the corpus's tags all recovering `forward_until_tag` (a structured answer's contract:
+//! text inside tags is final as it comes, trimming aside); otherwise that of
+//! `benches/throughput.rs`.
 use kindaxml_stream::{parse, StreamParser};
 
 #[path = "../benches/corpus.rs"]
@@ -32,11 +35,14 @@ fn main() {
         "ours_wf" | "quickxml" => corpus::well_formed(shape, size, 1),
         _ => corpus::corpus(shape, size, 1),
     };
-    let config = if std::env::var("PRESET").as_deref() == Ok("scaling") {
-        corpus::scaling_config(shape)
-    } else {
+    let config = match std::env::var("PRESET").as_deref() {
+        Ok("scaling") => corpus::scaling_config(shape),
+        Ok("forward") => kindaxml_stream::Config::default()
+            .with_tags(["cite", "note", "todo"])
+            .expect("valid names")
+            .with_default_recovery(kindaxml_stream::Strategy::ForwardUntilTag),
         // The configuration of the throughput benches.
-        corpus::compat_config()
+        _ => corpus::compat_config(),
     };
     let theirs = corpus::kindaxml_config();
     // `ours_stops`: where each chunk ends.

@@ -318,14 +318,15 @@ impl Builder {
     }
 
     /// Whether plain text appended now ([`push_plain`](Builder::push_plain)) is final as soon
-    /// as it is appended, if its last byte is one that trimming keeps: no `retro_line` or
-    /// `retro_claim` tag may claim it, no span or marker waits, every open tag has its
-    /// coverage decided (`prefix_min` is `usize::MAX`: forward tags past their first kept
-    /// char), the text would only be appended (`plain_room`), and nothing is held but a
-    /// trailing run that trimming might cut off (`kept_end`), which the text makes inner.
-    /// Then the frontier is the end of the output once the text is in, and the emission is
-    /// one segment annotated by the open tags ([`emit_inside_open`]): [`flush_direct`].
-    /// Valid right after a `flush` (decision 87).
+    /// as it is appended, but for a trailing run that trimming might cut off: no
+    /// `retro_line` or `retro_claim` tag may claim it, no span or marker waits, every open
+    /// tag has its coverage decided (`prefix_min` is `usize::MAX`: forward tags past their
+    /// first kept char), the text would only be appended (`plain_room`), and nothing is
+    /// held but such a run (`kept_end`), which a kept char in the text makes inner. Then
+    /// the frontier is the end of the output once the text is in, or the end of its last
+    /// kept char while trimming may still cut a run off, and the emission is one segment
+    /// annotated by the open tags ([`emit_inside_open`]): [`flush_direct`]. The state after
+    /// it is one this describes again. Valid right after a `flush` (decisions 87 and 91).
     ///
     /// [`emit_inside_open`]: Builder::emit_inside_open
     /// [`flush_direct`]: Builder::flush_direct
@@ -347,19 +348,29 @@ impl Builder {
     }
 
     /// [`flush`](Builder::flush) after plain text was appended in the state
-    /// [`direct_ready`](Builder::direct_ready) describes, the last byte kept: everything
-    /// up to the end of the output goes out as one segment, with no frontier to work out.
+    /// [`direct_ready`](Builder::direct_ready) describes: the frontier is the end of the
+    /// output, or, while a forward tag waits on trimming (`n_dyn`), the end of the last
+    /// kept char; everything before it goes out as one segment, with no frontier to work
+    /// out. A trailing run that trimming might cut off stays held, as `direct_ready`
+    /// allows (decision 91).
     pub(crate) fn flush_direct(&mut self) {
         debug_assert_eq!(self.settled, self.out_len, "direct text unsettled");
         self.dirty = false;
-        let f = self.out_len;
+        let f = if self.n_dyn > 0 {
+            self.kept_end.min(self.out_len)
+        } else {
+            self.out_len
+        };
         debug_assert_eq!(
             self.frontier_of(self.line_cur, self.claim_cur).0,
             f,
             "direct text not final"
         );
         let emitted = self.emit_inside_open(f, false, &mut ToEvents);
-        debug_assert!(emitted, "direct text not one segment");
+        debug_assert!(
+            emitted || f <= self.held_start,
+            "direct text not one segment"
+        );
     }
 
     /// Bytes of plain text that [`push_plain`](Builder::push_plain) takes now.

@@ -90,10 +90,11 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
-    /// Whether the last flush left the machine where a chunk of plain ASCII text whose last
-    /// byte trimming keeps is final as soon as it arrives (`Builder::direct_ready`): such a
-    /// chunk takes [`take_direct`](StreamParser::take_direct). Cleared by every update
-    /// that does not, and set afresh by every flush.
+    /// Whether the last flush left the machine where a chunk of plain ASCII text is final
+    /// as soon as it arrives, but for a trailing run that trimming might cut off
+    /// (`Builder::direct_ready`): such a chunk takes
+    /// [`take_direct`](StreamParser::take_direct). Cleared by every update that does not,
+    /// and set afresh by every flush.
     direct: bool,
     /// Whether chunks may be queued at all, and take the direct path (tests turn it off to
     /// reach the other paths).
@@ -656,22 +657,17 @@ impl StreamParser {
 
     /// The path for a chunk of plain ASCII text (`text::PLAIN_CLASS`) while the last flush
     /// found it final as soon as it arrives (`direct`: text streamed inside forward tags
-    /// with nothing held, in a configuration with no `retro_line` or `retro_claim` tag),
-    /// if its last byte is one that trimming keeps: it is appended and emitted as one
-    /// segment annotated by the open tags, as the full path would (which would then find
-    /// the machine as it was: `direct` stays set), without the full path's dispatch and
-    /// without working out the frontier and the next budgets again (decision 87). Returns
-    /// `false` (doing nothing) otherwise.
+    /// with nothing held but a trailing run that trimming might cut off, in a
+    /// configuration with no `retro_line` or `retro_claim` tag): it is appended, and
+    /// emitted as one segment annotated by the open tags up to its own such run, if any
+    /// (which stays held), as the full path would (which would then find the machine as it
+    /// was: `direct` stays set), without the full path's dispatch and without working out
+    /// the frontier and the next budgets again (decisions 87 and 91). Returns `false`
+    /// (doing nothing) otherwise.
     #[inline]
     fn take_direct(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
         let n = chunk.len();
-        let Some(&last) = chunk.last() else {
-            return false;
-        };
-        if n > PLAIN_MAX
-            || n > self.builder.plain_room_now()
-            || (self.rules.trim && crate::text::plain_class(last) != 1)
-        {
+        if n == 0 || n > PLAIN_MAX || n > self.builder.plain_room_now() {
             return false;
         }
         if !self.builder.try_append_plain_token(chunk, s) {
@@ -1799,6 +1795,7 @@ mod tests {
                      of each region</note> and the rest fell.</answer>";
         for config in direct_configs() {
             let config = config.with_tags(["answer", "note"]).unwrap();
+            let (mut spaced, mut spaced_direct) = (0, 0);
             for size in 1..=8 {
                 for as_text in [false, true] {
                     let mut p = StreamParser::new(&config);
@@ -1809,8 +1806,8 @@ mod tests {
                         .chunks(size)
                         .map(|c| std::str::from_utf8(c).unwrap())
                         .collect();
-                    // Chunks of letters, digits and spaces that end in a letter or digit
-                    // (a few are inside the markup, which never goes straight out).
+                    // Chunks of letters, digits and spaces (a few are inside the markup,
+                    // which never goes straight out).
                     let mut eligible = 0;
                     for (i, c) in chunks.iter().enumerate() {
                         let before = p.direct_taken;
@@ -1827,22 +1824,35 @@ mod tests {
                         };
                         assert_eq!(got, want, "{size}-byte chunk {i} {c:?}");
                         if p.direct_taken > before {
-                            // One segment: the chunk's text, after what trimming might have
-                            // cut off at the end of the last one.
-                            assert!(matches!(&got[..], [Event::Text(s)]
-                            if s.text().strip_suffix(*c).is_some_and(|run| {
-                                run.chars().all(crate::text::is_trim_char)
-                            })));
+                            // At most one segment: the chunk's text after what trimming
+                            // might have cut off at the end of the last one, but for a run
+                            // at its own end that trimming might cut off (decision 91).
+                            let trim = crate::text::is_trim_char;
+                            let all_trim = |t: &str| t.chars().all(trim);
+                            let ok = match &got[..] {
+                                [] => all_trim(c),
+                                [Event::Text(s)] => (0..=c.len()).any(|j| {
+                                    let (k, rest) = c.split_at(j);
+                                    all_trim(rest)
+                                        && (rest.is_empty() || k.ends_with(|ch| !trim(ch)))
+                                        && s.text().strip_suffix(k).is_some_and(all_trim)
+                                }),
+                                _ => false,
+                            };
+                            assert!(ok, "{size}-byte chunk {i} {c:?}: {got:?}");
                         }
-                        let plain = c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ');
-                        if plain && c.ends_with(|ch: char| ch.is_ascii_alphanumeric()) {
+                        if c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ') {
                             eligible += 1;
+                            if c.ends_with(' ') {
+                                spaced += 1;
+                                spaced_direct += p.direct_taken - before;
+                            }
                         }
                         doc.extend(got);
                     }
                     doc.extend(p.finish().unwrap());
                     assert_eq!(doc, parse(input, &config));
-                    // Most plain chunks that end in a letter or digit took it.
+                    // Most plain chunks took it, whatever they end in.
                     assert!(
                         p.direct_taken * 3 > eligible * 2,
                         "{size}-byte chunks: {} of {eligible} direct",
@@ -1850,6 +1860,11 @@ mod tests {
                     );
                 }
             }
+            // Those that end in a space too (decision 91).
+            assert!(
+                spaced_direct * 3 > spaced * 2,
+                "{spaced_direct} of {spaced} chunks ending in a space direct"
+            );
         }
     }
 
