@@ -15,10 +15,10 @@
 //! received without streaming, `corpus::collected`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
 //! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
-//! the configuration of the scaling benches; `PRESET=forward`, `Config::default()` with
-//! the corpus's tags all recovering `forward_until_tag` (a structured answer's contract:
-//! text inside tags is final as it comes, trimming aside); otherwise that of
-//! `benches/throughput.rs`.
+//! the configuration of the scaling benches; `PRESET=default`, `Config::default()` with
+//! the corpus's tags (they recover `retro_claim`); `PRESET=forward`, the same with them all
+//! recovering `forward_until_tag` (a structured answer's contract: text inside tags is
+//! final as it comes, trimming aside); otherwise that of `benches/throughput.rs`.
 use kindaxml_stream::{parse, StreamParser};
 
 #[path = "../benches/corpus.rs"]
@@ -37,6 +37,9 @@ fn main() {
     };
     let config = match std::env::var("PRESET").as_deref() {
         Ok("scaling") => corpus::scaling_config(shape),
+        Ok("default") => kindaxml_stream::Config::default()
+            .with_tags(["cite", "note", "todo"])
+            .expect("valid names"),
         Ok("forward") => kindaxml_stream::Config::default()
             .with_tags(["cite", "note", "todo"])
             .expect("valid names")

@@ -90,8 +90,8 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
-    /// Whether the last flush left the machine where a chunk of plain ASCII text is final
-    /// as soon as it arrives, but for a trailing run that trimming might cut off
+    /// Whether the last flush left the machine where a chunk of plain text is final as soon
+    /// as it arrives, but for a trailing run that trimming might cut off
     /// (`Builder::direct_ready`): such a chunk takes
     /// [`take_direct`](StreamParser::take_direct). Cleared by every update that does not,
     /// and set afresh by every flush.
@@ -454,52 +454,58 @@ impl StreamParser {
     /// inside one, which then waits. Returns `false` (doing nothing) otherwise.
     #[inline(never)]
     fn take_plain_unicode(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
-        if chunk.is_empty()
-            || chunk.len() > PLAIN_MAX
-            || self.text_budget == 0
-            || !crate::text::plain_str(chunk)
-        {
+        if self.text_budget == 0 {
             return false;
         }
-        if let Some(s) = s {
-            // Text after an incomplete character is an error: the full path reports it.
-            if self.utf8.has_partial()
-                || s.len() > self.text_budget
-                || !self.builder.append_plain_str(None, s)
-            {
-                return false;
-            }
-            self.text_budget -= s.len();
-            self.plain_budget = self.text_budget;
-            self.utf8.consumed += chunk.len() as u64;
-            self.src += s.len();
-        } else {
-            let Some(split) = self.utf8.split(chunk) else {
-                return false;
-            };
-            let n = split.head.map_or(0, char::len_utf8) + split.body.len();
-            if n > self.text_budget
-                || (n > 0 && !self.builder.append_plain_str(split.head, split.body))
-            {
-                return false;
-            }
-            self.text_budget -= n;
-            // The ASCII path (`try_append_plain`) only runs with no partial character.
-            self.plain_budget = if split.has_tail() {
-                0
-            } else {
-                self.text_budget
-            };
-            self.utf8.keep(&split, chunk.len());
-            self.src += n;
-            #[cfg(test)]
-            {
-                self.split_taken += 1;
-            }
-        }
+        let Some((n, waits)) = self.append_unicode(chunk, s, self.text_budget) else {
+            return false;
+        };
+        self.text_budget -= n;
+        // The ASCII path (`try_append_plain`) only runs with no partial character.
+        self.plain_budget = if waits { 0 } else { self.text_budget };
         debug_assert!(self.queue_room == 0, "plain budget with the queue on");
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         true
+    }
+
+    /// Appends a chunk of plain text with non-ASCII characters (`text::plain_str`) that
+    /// decodes to at most `room` bytes of output, as the full path would: a byte chunk may
+    /// complete a character that the last one left incomplete, and may end inside one,
+    /// which then waits in the decoder. Returns the bytes appended and whether a character
+    /// waits, or `None` (doing nothing) if the chunk is not such text, is invalid, or does
+    /// not fit. (Out of line: inlined, it made the ASCII direct path 2% dearer.)
+    #[inline(never)]
+    fn append_unicode(
+        &mut self,
+        chunk: &[u8],
+        s: Option<&str>,
+        room: usize,
+    ) -> Option<(usize, bool)> {
+        if chunk.is_empty() || chunk.len() > PLAIN_MAX || !crate::text::plain_str(chunk) {
+            return None;
+        }
+        if let Some(s) = s {
+            // Text after an incomplete character is an error: the full path reports it.
+            if self.utf8.has_partial() || s.len() > room || !self.builder.append_plain_str(None, s)
+            {
+                return None;
+            }
+            self.utf8.consumed += chunk.len() as u64;
+            self.src += s.len();
+            return Some((s.len(), false));
+        }
+        let split = self.utf8.split(chunk)?;
+        let n = split.head.map_or(0, char::len_utf8) + split.body.len();
+        if n > room || (n > 0 && !self.builder.append_plain_str(split.head, split.body)) {
+            return None;
+        }
+        self.utf8.keep(&split, chunk.len());
+        self.src += n;
+        #[cfg(test)]
+        {
+            self.split_taken += 1;
+        }
+        Some((n, split.has_tail()))
     }
 
     /// The fast path inside a tag candidate (a tag streamed a few bytes at a time): a short
@@ -647,34 +653,38 @@ impl StreamParser {
             self.text_budget
         };
         // (With a budget, plain text is not final yet: it takes `take_plain`.)
-        self.direct = self.queue_on
-            && passes
-            && self.text_budget == 0
-            && !self.utf8.has_partial()
-            && self.builder.direct_ready();
+        self.direct =
+            self.queue_on && passes && self.text_budget == 0 && self.builder.direct_ready();
         Events::of(&mut self.builder.events)
     }
 
-    /// The path for a chunk of plain ASCII text (`text::PLAIN_CLASS`) while the last flush
-    /// found it final as soon as it arrives (`direct`: text streamed inside forward tags
-    /// with nothing held but a trailing run that trimming might cut off, in a
-    /// configuration with no `retro_line` or `retro_claim` tag): it is appended, and
-    /// emitted as one segment annotated by the open tags up to its own such run, if any
-    /// (which stays held), as the full path would (which would then find the machine as it
-    /// was: `direct` stays set), without the full path's dispatch and without working out
-    /// the frontier and the next budgets again (decisions 87 and 91). Returns `false`
-    /// (doing nothing) otherwise.
+    /// The path for a chunk of plain text (`text::PLAIN_CLASS`) while the last flush found
+    /// it final as soon as it arrives (`direct`: text streamed inside forward tags with
+    /// nothing held but a trailing run that trimming might cut off, in a configuration with
+    /// no `retro_line` or `retro_claim` tag): it is appended, and emitted as one segment
+    /// annotated by the open tags up to its own such run, if any (which stays held), as the
+    /// full path would (which would then find the machine as it was: `direct` stays set),
+    /// without the full path's dispatch and without working out the frontier and the next
+    /// budgets again (decisions 87 and 91). Text with non-ASCII characters takes it too,
+    /// and a byte chunk of it may complete a character the last one left incomplete or end
+    /// inside one, which waits in the decoder (decision 92). Returns `false` (doing
+    /// nothing) otherwise.
     #[inline]
     fn take_direct(&mut self, chunk: &[u8], s: Option<&str>) -> bool {
         let n = chunk.len();
-        if n == 0 || n > PLAIN_MAX || n > self.builder.plain_room_now() {
+        if n == 0 || n > PLAIN_MAX {
             return false;
         }
-        if !self.builder.try_append_plain_token(chunk, s) {
+        let room = self.builder.plain_room_now();
+        // ASCII (not after a partial character: that would be an error), else text with
+        // non-ASCII characters, which a byte chunk may split (decision 92).
+        let partial = self.utf8.has_partial();
+        if !partial && n <= room && self.builder.try_append_plain_token(chunk, s) {
+            self.src += n;
+            self.utf8.consumed += n as u64;
+        } else if (!partial && chunk.is_ascii()) || self.append_unicode(chunk, s, room).is_none() {
             return false;
         }
-        self.src += n;
-        self.utf8.consumed += n as u64;
         self.builder.flush_direct();
         #[cfg(test)]
         {
@@ -1865,6 +1875,70 @@ mod tests {
                 spaced_direct * 3 > spaced * 2,
                 "{spaced_direct} of {spaced} chunks ending in a space direct"
             );
+        }
+    }
+
+    /// Non-Latin text streamed inside forward tags takes the direct path too (decision 92):
+    /// text chunks of whole characters, and byte chunks that split them (the start of a
+    /// character waits in the decoder, and the chunk that completes it is direct as well),
+    /// with the same events call by call as the full path, and the document of `parse`.
+    #[test]
+    fn non_latin_tokens_inside_forward_tags_are_emitted_directly() {
+        let input = "<answer>世界は広い。Привет, мир — Γειά σου κόσμε; ünïcödé\u{3000}text 🎉 \
+                     <note>注意 — проверьте</note> 終わり。</answer>";
+        let inside = |at: usize, len: usize| {
+            let body = input.find("世").unwrap()..input.find("<note>").unwrap();
+            body.contains(&at) && body.contains(&(at + len - 1))
+        };
+        for config in direct_configs() {
+            let config = config.with_tags(["answer", "note"]).unwrap();
+            for size in 1..=8 {
+                for as_text in [false, true] {
+                    let mut p = StreamParser::new(&config);
+                    let mut q = unqueued(&config);
+                    let mut doc = Document::new();
+                    // Text chunks end at the first char boundary at or past `size` bytes.
+                    let mut cuts = vec![0];
+                    while let Some(&at) = cuts.last().filter(|&&at| at < input.len()) {
+                        let mut end = (at + size).min(input.len());
+                        while as_text && !input.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        cuts.push(end);
+                    }
+                    let (mut eligible, mut direct) = (0, 0);
+                    for w in cuts.windows(2) {
+                        let c = &input.as_bytes()[w[0]..w[1]];
+                        let before = p.direct_taken;
+                        let (got, want): (Vec<Event>, Vec<Event>) = if as_text {
+                            let t = std::str::from_utf8(c).unwrap();
+                            (
+                                p.update(t).unwrap().collect(),
+                                q.update(t).unwrap().collect(),
+                            )
+                        } else {
+                            (
+                                p.update_bytes(c).unwrap().collect(),
+                                q.update_bytes(c).unwrap().collect(),
+                            )
+                        };
+                        assert_eq!(got, want, "{size}-byte chunk at {}", w[0]);
+                        if inside(w[0], c.len()) && !c.is_ascii() {
+                            eligible += 1;
+                            direct += p.direct_taken - before;
+                        }
+                        doc.extend(got);
+                    }
+                    doc.extend(p.finish().unwrap());
+                    assert_eq!(doc, parse(input, &config), "{size}-byte chunks");
+                    // Most non-ASCII chunks of the answer's text took it (the first ones
+                    // after the tag go the full way, which finds the state).
+                    assert!(
+                        direct * 4 > eligible * 3,
+                        "{size}-byte chunks: {direct} of {eligible} direct"
+                    );
+                }
+            }
         }
     }
 
