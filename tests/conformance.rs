@@ -29,6 +29,17 @@ enum ExpEvent {
     Marker(usize, ExpAnn),
 }
 
+/// One call of a promptness case.
+#[derive(Debug, Clone, PartialEq)]
+enum Call {
+    /// `update:` (`StreamParser::update`).
+    Text(String),
+    /// `update-hex:` (`StreamParser::update_bytes`): a byte chunk, which may split a
+    /// character.
+    Bytes(Vec<u8>),
+    Finish,
+}
+
 #[derive(Debug, Default)]
 struct Case {
     file: String,
@@ -39,8 +50,8 @@ struct Case {
     /// Canonical expectation (when there are no `update:` lines).
     expected: Vec<ExpEvent>,
     empty: bool,
-    /// Promptness: per call, the chunk (`None` for finish) and its exact events.
-    calls: Vec<(Option<String>, Vec<ExpEvent>)>,
+    /// Promptness: per call, the chunk and its exact events.
+    calls: Vec<(Call, Vec<ExpEvent>)>,
     /// `emitted:` lines: after call `k`, every annotation of `tag` emitted so far says how
     /// its tag closed (`reason`, or `open`).
     known: Vec<(usize, String, String)>,
@@ -236,9 +247,17 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
                 let chunk = v
                     .as_str()
                     .ok_or_else(|| err("update must be a JSON string".into()))?;
-                case.calls.push((Some(chunk.to_string()), Vec::new()));
+                case.calls.push((Call::Text(chunk.to_string()), Vec::new()));
             }
-            "finish" => case.calls.push((None, Vec::new())),
+            "update-hex" => {
+                let bytes = rest
+                    .split_whitespace()
+                    .map(|h| u8::from_str_radix(h, 16))
+                    .collect::<Result<Vec<u8>, _>>()
+                    .map_err(|e| err(format!("update-hex takes hex bytes: {e}")))?;
+                case.calls.push((Call::Bytes(bytes), Vec::new()));
+            }
+            "finish" => case.calls.push((Call::Finish, Vec::new())),
             "empty" => case.empty = true,
             "seg" | "marker" => {
                 let ev = parse_event(key, rest).map_err(err)?;
@@ -276,9 +295,27 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
                     c.file, c.line
                 ));
             }
-            c.input = Some(c.calls.iter().filter_map(|(ch, _)| ch.clone()).collect());
-            if c.calls.last().is_some_and(|(ch, _)| ch.is_some()) {
-                c.calls.push((None, Vec::new()));
+            let bytes: Vec<u8> = c
+                .calls
+                .iter()
+                .flat_map(|(call, _)| match call {
+                    Call::Text(t) => t.as_bytes(),
+                    Call::Bytes(b) => b.as_slice(),
+                    Call::Finish => &[],
+                })
+                .copied()
+                .collect();
+            c.input = Some(String::from_utf8(bytes).map_err(|_| {
+                format!(
+                    "{}:{}: the update chunks do not join to UTF-8",
+                    c.file, c.line
+                )
+            })?);
+            if c.calls
+                .last()
+                .is_some_and(|(call, _)| *call != Call::Finish)
+            {
+                c.calls.push((Call::Finish, Vec::new()));
             }
         } else if c.expected.is_empty() && !c.empty {
             return Err(format!(
@@ -381,10 +418,11 @@ fn doc_events(d: &Document) -> Vec<Event> {
 }
 
 /// How a failure names call `k` of a promptness case.
-fn call_name(k: usize, chunk: &Option<String>) -> String {
-    match chunk {
-        Some(c) => format!("update #{} ({c:?})", k + 1),
-        None => "finish".to_string(),
+fn call_name(k: usize, call: &Call) -> String {
+    match call {
+        Call::Text(c) => format!("update #{} ({c:?})", k + 1),
+        Call::Bytes(b) => format!("update #{} (bytes {b:02x?})", k + 1),
+        Call::Finish => "finish".to_string(),
     }
 }
 
@@ -422,8 +460,9 @@ fn run_case(case: &Case, seed: u64) -> Result<(), String> {
         for (k, (chunk, _)) in case.calls.iter().enumerate() {
             let what = call_name(k, chunk);
             let got: Vec<Event> = match chunk {
-                Some(c) => p.update(c),
-                None => p.finish(),
+                Call::Text(c) => p.update(c),
+                Call::Bytes(b) => p.update_bytes(b),
+                Call::Finish => p.finish(),
             }
             .map_err(|e| format!("{what}: {e}"))?
             .collect();
