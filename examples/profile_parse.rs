@@ -18,7 +18,9 @@
 //! the configuration of the scaling benches; `PRESET=default`, `Config::default()` with
 //! the corpus's tags (they recover `retro_claim`); `PRESET=forward`, the same with them all
 //! recovering `forward_until_tag` (a structured answer's contract: text inside tags is
-//! final as it comes, trimming aside); otherwise that of `benches/throughput.rs`.
+//! final as it comes, trimming aside); `PRESET=raw`, the corpus wrapped in one `<think>`
+//! block, a raw tag, with trimming off (as `TagMatcher` sets it); otherwise that of
+//! `benches/throughput.rs`.
 use kindaxml_stream::{parse, StreamParser};
 
 #[path = "../benches/corpus.rs"]
@@ -31,16 +33,22 @@ fn main() {
     let iters: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
     let chunk: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
     let engine = std::env::var("ENGINE").unwrap_or_else(|_| "ours".into());
+    let preset = std::env::var("PRESET").unwrap_or_default();
     let input = match engine.as_str() {
         "ours_wf" | "quickxml" => corpus::well_formed(shape, size, 1),
+        _ if preset == "raw" => format!("<think>{}</think>", corpus::corpus(shape, size, 1)),
         _ => corpus::corpus(shape, size, 1),
     };
-    let config = match std::env::var("PRESET").as_deref() {
-        Ok("scaling") => corpus::scaling_config(shape),
-        Ok("default") => kindaxml_stream::Config::default()
+    let config = match preset.as_str() {
+        "scaling" => corpus::scaling_config(shape),
+        "raw" => kindaxml_stream::Config::default()
+            .with_raw_tags(["think"])
+            .expect("valid names")
+            .with_trim_punctuation(false),
+        "default" => kindaxml_stream::Config::default()
             .with_tags(["cite", "note", "todo"])
             .expect("valid names"),
-        Ok("forward") => kindaxml_stream::Config::default()
+        "forward" => kindaxml_stream::Config::default()
             .with_tags(["cite", "note", "todo"])
             .expect("valid names")
             .with_default_recovery(kindaxml_stream::Strategy::ForwardUntilTag),

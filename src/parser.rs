@@ -1793,53 +1793,78 @@ mod tests {
         );
     }
 
+    /// Feeds `input` in chunks of `size` bytes (as text, each cut at the next char
+    /// boundary) to a parser and to one that takes no short path, asserting the same events
+    /// call by call and, at the end, the document of `parse`. `each` sees every chunk: its
+    /// offset, its bytes, its events, and whether it took the direct path.
+    fn stream_direct(
+        config: &Config,
+        input: &str,
+        size: usize,
+        as_text: bool,
+        mut each: impl FnMut(usize, &[u8], &[Event], bool),
+    ) {
+        let mut p = StreamParser::new(config);
+        let mut q = unqueued(config);
+        let mut doc = Document::new();
+        let mut at = 0;
+        while at < input.len() {
+            let mut end = (at + size).min(input.len());
+            while as_text && !input.is_char_boundary(end) {
+                end += 1;
+            }
+            let c = &input.as_bytes()[at..end];
+            let before = p.direct_taken;
+            let (got, want): (Vec<Event>, Vec<Event>) = if as_text {
+                let t = std::str::from_utf8(c).unwrap();
+                (
+                    p.update(t).unwrap().collect(),
+                    q.update(t).unwrap().collect(),
+                )
+            } else {
+                (
+                    p.update_bytes(c).unwrap().collect(),
+                    q.update_bytes(c).unwrap().collect(),
+                )
+            };
+            assert_eq!(got, want, "{size}-byte chunk at {at}: {c:?}");
+            each(at, c, &got, p.direct_taken > before);
+            doc.extend(got);
+            at = end;
+        }
+        doc.extend(p.finish().unwrap());
+        assert_eq!(doc, parse(input, config), "{size}-byte chunks");
+    }
+
     /// Tokens of text inside forward tags are emitted as they come, each as the segment
     /// the full path would emit, most of them by the direct path (decision 87): a streamed
-    /// `<answer>` with a `<note>` in it, in chunks of 1 to 8 bytes, as bytes and as text. A chunk
-    /// takes it when it is plain ASCII ending in a kept char and the last update left the
-    /// machine with nothing held inside forward tags.
+    /// `<answer>` with a `<note>` in it, in chunks of 1 to 8 bytes, as bytes and as text. A
+    /// chunk takes it when it is plain ASCII and the last update left the machine with
+    /// nothing held inside forward tags but a run that trimming might cut off; one that
+    /// ends in such a run leaves it held (decision 91).
     #[test]
     fn tokens_inside_forward_tags_are_emitted_directly() {
         let input = "<answer>We shipped it last week, and the error rate went down by half \
                      since then. Costs stayed flat <note>see the dashboard for the numbers \
                      of each region</note> and the rest fell.</answer>";
+        let trim = crate::text::is_trim_char;
+        let all_trim = |t: &str| t.chars().all(trim);
         for config in direct_configs() {
             let config = config.with_tags(["answer", "note"]).unwrap();
             let (mut spaced, mut spaced_direct) = (0, 0);
             for size in 1..=8 {
                 for as_text in [false, true] {
-                    let mut p = StreamParser::new(&config);
-                    let mut q = unqueued(&config);
-                    let mut doc = Document::new();
-                    let chunks: Vec<&str> = input
-                        .as_bytes()
-                        .chunks(size)
-                        .map(|c| std::str::from_utf8(c).unwrap())
-                        .collect();
                     // Chunks of letters, digits and spaces (a few are inside the markup,
                     // which never goes straight out).
-                    let mut eligible = 0;
-                    for (i, c) in chunks.iter().enumerate() {
-                        let before = p.direct_taken;
-                        let (got, want): (Vec<Event>, Vec<Event>) = if as_text {
-                            (
-                                p.update(c).unwrap().collect(),
-                                q.update(c).unwrap().collect(),
-                            )
-                        } else {
-                            (
-                                p.update_bytes(c.as_bytes()).unwrap().collect(),
-                                q.update_bytes(c.as_bytes()).unwrap().collect(),
-                            )
-                        };
-                        assert_eq!(got, want, "{size}-byte chunk {i} {c:?}");
-                        if p.direct_taken > before {
+                    let (mut eligible, mut direct) = (0, 0);
+                    stream_direct(&config, input, size, as_text, |_, c, got, took| {
+                        let c = std::str::from_utf8(c).unwrap();
+                        if took {
+                            direct += 1;
                             // At most one segment: the chunk's text after what trimming
-                            // might have cut off at the end of the last one, but for a run
-                            // at its own end that trimming might cut off (decision 91).
-                            let trim = crate::text::is_trim_char;
-                            let all_trim = |t: &str| t.chars().all(trim);
-                            let ok = match &got[..] {
+                            // might have cut off at the end of the last one, but for a
+                            // run at its own end that trimming might cut off.
+                            let ok = match got {
                                 [] => all_trim(c),
                                 [Event::Text(s)] => (0..=c.len()).any(|j| {
                                     let (k, rest) = c.split_at(j);
@@ -1849,24 +1874,20 @@ mod tests {
                                 }),
                                 _ => false,
                             };
-                            assert!(ok, "{size}-byte chunk {i} {c:?}: {got:?}");
+                            assert!(ok, "{size}-byte chunk {c:?}: {got:?}");
                         }
                         if c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ') {
                             eligible += 1;
                             if c.ends_with(' ') {
                                 spaced += 1;
-                                spaced_direct += p.direct_taken - before;
+                                spaced_direct += usize::from(took);
                             }
                         }
-                        doc.extend(got);
-                    }
-                    doc.extend(p.finish().unwrap());
-                    assert_eq!(doc, parse(input, &config));
+                    });
                     // Most plain chunks took it, whatever they end in.
                     assert!(
-                        p.direct_taken * 3 > eligible * 2,
-                        "{size}-byte chunks: {} of {eligible} direct",
-                        p.direct_taken
+                        direct * 3 > eligible * 2,
+                        "{size}-byte chunks: {direct} of {eligible} direct"
                     );
                 }
             }
@@ -1886,53 +1907,54 @@ mod tests {
     fn non_latin_tokens_inside_forward_tags_are_emitted_directly() {
         let input = "<answer>世界は広い。Привет, мир — Γειά σου κόσμε; ünïcödé\u{3000}text 🎉 \
                      <note>注意 — проверьте</note> 終わり。</answer>";
-        let inside = |at: usize, len: usize| {
-            let body = input.find("世").unwrap()..input.find("<note>").unwrap();
-            body.contains(&at) && body.contains(&(at + len - 1))
-        };
+        let body = input.find('世').unwrap()..input.find("<note>").unwrap();
         for config in direct_configs() {
             let config = config.with_tags(["answer", "note"]).unwrap();
             for size in 1..=8 {
                 for as_text in [false, true] {
-                    let mut p = StreamParser::new(&config);
-                    let mut q = unqueued(&config);
-                    let mut doc = Document::new();
-                    // Text chunks end at the first char boundary at or past `size` bytes.
-                    let mut cuts = vec![0];
-                    while let Some(&at) = cuts.last().filter(|&&at| at < input.len()) {
-                        let mut end = (at + size).min(input.len());
-                        while as_text && !input.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        cuts.push(end);
-                    }
                     let (mut eligible, mut direct) = (0, 0);
-                    for w in cuts.windows(2) {
-                        let c = &input.as_bytes()[w[0]..w[1]];
-                        let before = p.direct_taken;
-                        let (got, want): (Vec<Event>, Vec<Event>) = if as_text {
-                            let t = std::str::from_utf8(c).unwrap();
-                            (
-                                p.update(t).unwrap().collect(),
-                                q.update(t).unwrap().collect(),
-                            )
-                        } else {
-                            (
-                                p.update_bytes(c).unwrap().collect(),
-                                q.update_bytes(c).unwrap().collect(),
-                            )
-                        };
-                        assert_eq!(got, want, "{size}-byte chunk at {}", w[0]);
-                        if inside(w[0], c.len()) && !c.is_ascii() {
+                    stream_direct(&config, input, size, as_text, |at, c, _, took| {
+                        if body.contains(&at) && body.contains(&(at + c.len() - 1)) && !c.is_ascii()
+                        {
                             eligible += 1;
-                            direct += p.direct_taken - before;
+                            direct += usize::from(took);
                         }
-                        doc.extend(got);
-                    }
-                    doc.extend(p.finish().unwrap());
-                    assert_eq!(doc, parse(input, &config), "{size}-byte chunks");
+                    });
                     // Most non-ASCII chunks of the answer's text took it (the first ones
                     // after the tag go the full way, which finds the state).
+                    assert!(
+                        direct * 4 > eligible * 3,
+                        "{size}-byte chunks: {direct} of {eligible} direct"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The content of a raw tag streams out the same way (decision 93): a `<think>` block as
+    /// `TagMatcher` configures it (no trimming) and with trimming, in ASCII and non-Latin
+    /// text with markup that stays literal inside it, in chunks of 1 to 8 bytes, as bytes and
+    /// as text.
+    #[test]
+    fn raw_content_is_emitted_directly() {
+        let input = "<think>We need the numbers first; the report says forty percent \
+                     and the <b>graph</b> agrees. 次に数字を確認する。Проверим ещё раз \
+                     </think> The answer is yes.";
+        let body = input.find("We").unwrap()..input.find("</think>").unwrap();
+        let raw = Config::default().with_raw_tags(["think"]).unwrap();
+        for config in [raw.clone().with_trim_punctuation(false), raw] {
+            for size in 1..=8 {
+                for as_text in [false, true] {
+                    let (mut eligible, mut direct) = (0, 0);
+                    stream_direct(&config, input, size, as_text, |at, c, _, took| {
+                        let plain = c
+                            .iter()
+                            .all(|&b| b >= 0x80 || crate::text::plain_class(b) != 0);
+                        if body.contains(&at) && body.contains(&(at + c.len() - 1)) && plain {
+                            eligible += 1;
+                            direct += usize::from(took);
+                        }
+                    });
                     assert!(
                         direct * 4 > eligible * 3,
                         "{size}-byte chunks: {direct} of {eligible} direct"

@@ -496,10 +496,10 @@ impl NextTilde {
 
 impl Tokenizer {
     /// Between constructs in the text state with nothing to replay, and mid-line if fences
-    /// are recognized (otherwise the line prefix is not tracked in text), or after a
-    /// leading block (all text): a chunk of plain text (`text::PLAIN_CLASS`) would go to
-    /// the builder unchanged, and leave the state as it is (the fast path of
-    /// `StreamParser::update`).
+    /// are recognized (otherwise the line prefix is not tracked in text), inside a raw
+    /// tag's content, or after a leading block (all text): a chunk of plain text
+    /// (`text::PLAIN_CLASS`) would go to the builder unchanged, and leave the state as it
+    /// is (the fast path of `StreamParser::update`).
     #[inline]
     pub(crate) fn passes_plain_text(&self, rules: &Rules) -> bool {
         let state = match self.state {
@@ -507,7 +507,9 @@ impl Tokenizer {
                 self.leading != Leading::Start
                     && (self.line_prefix.is_none() || !rules.markdown_code)
             }
-            State::Literal => true,
+            // Raw content: text without a `<` goes to the builder as it is, and the line
+            // prefix is not tracked (decision 93).
+            State::Literal | State::Raw(_) => true,
             _ => false,
         };
         state && self.replays.is_empty() && self.aborted.is_none()
