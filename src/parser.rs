@@ -1899,36 +1899,48 @@ mod tests {
         }
     }
 
-    /// Non-Latin text streamed inside forward tags takes the direct path too (decision 92):
-    /// text chunks of whole characters, and byte chunks that split them (the start of a
-    /// character waits in the decoder, and the chunk that completes it is direct as well),
-    /// with the same events call by call as the full path, and the document of `parse`.
-    #[test]
-    fn non_latin_tokens_inside_forward_tags_are_emitted_directly() {
-        let input = "<answer>世界は広い。Привет, мир — Γειά σου κόσμε; ünïcödé\u{3000}text 🎉 \
-                     <note>注意 — проверьте</note> 終わり。</answer>";
-        let body = input.find('世').unwrap()..input.find("<note>").unwrap();
-        for config in direct_configs() {
-            let config = config.with_tags(["answer", "note"]).unwrap();
+    /// Runs `input` under each of `configs` through [`stream_direct`], in chunks of 1 to 8
+    /// bytes as bytes and as text, and asserts that more than three in four of the chunks
+    /// that lie within `body` and are `eligible` took the direct path.
+    fn assert_mostly_direct(
+        configs: impl IntoIterator<Item = Config>,
+        input: &str,
+        body: std::ops::Range<usize>,
+        eligible: impl Fn(&[u8]) -> bool,
+    ) {
+        for config in configs {
             for size in 1..=8 {
                 for as_text in [false, true] {
-                    let (mut eligible, mut direct) = (0, 0);
+                    let (mut seen, mut direct) = (0, 0);
                     stream_direct(&config, input, size, as_text, |at, c, _, took| {
-                        if body.contains(&at) && body.contains(&(at + c.len() - 1)) && !c.is_ascii()
-                        {
-                            eligible += 1;
+                        if body.contains(&at) && body.contains(&(at + c.len() - 1)) && eligible(c) {
+                            seen += 1;
                             direct += usize::from(took);
                         }
                     });
-                    // Most non-ASCII chunks of the answer's text took it (the first ones
-                    // after the tag go the full way, which finds the state).
                     assert!(
-                        direct * 4 > eligible * 3,
-                        "{size}-byte chunks: {direct} of {eligible} direct"
+                        direct * 4 > seen * 3,
+                        "{size}-byte chunks: {direct} of {seen} direct"
                     );
                 }
             }
         }
+    }
+
+    /// Non-Latin text streamed inside forward tags takes the direct path too (decision 92):
+    /// text chunks of whole characters, and byte chunks that split them (the start of a
+    /// character waits in the decoder, and the chunk that completes it is direct as well),
+    /// with the same events call by call as the full path, and the document of `parse`.
+    /// (The first chunks after a tag go the full way, which finds the state.)
+    #[test]
+    fn non_latin_tokens_inside_forward_tags_are_emitted_directly() {
+        let input = "<answer>世界は広い。Привет, мир — Γειά σου κόσμε; ünïcödé\u{3000}text 🎉 \
+                     <note>注意 — проверьте</note> 終わり。</answer>";
+        let configs = direct_configs()
+            .into_iter()
+            .map(|c| c.with_tags(["answer", "note"]).unwrap());
+        let body = input.find('世').unwrap()..input.find("<note>").unwrap();
+        assert_mostly_direct(configs, input, body, |c| !c.is_ascii());
     }
 
     /// The content of a raw tag streams out the same way (decision 93): a `<think>` block as
@@ -1940,28 +1952,18 @@ mod tests {
         let input = "<think>We need the numbers first; the report says forty percent \
                      and the <b>graph</b> agrees. 次に数字を確認する。Проверим ещё раз \
                      </think> The answer is yes.";
-        let body = input.find("We").unwrap()..input.find("</think>").unwrap();
         let raw = Config::default().with_raw_tags(["think"]).unwrap();
-        for config in [raw.clone().with_trim_punctuation(false), raw] {
-            for size in 1..=8 {
-                for as_text in [false, true] {
-                    let (mut eligible, mut direct) = (0, 0);
-                    stream_direct(&config, input, size, as_text, |at, c, _, took| {
-                        let plain = c
-                            .iter()
-                            .all(|&b| b >= 0x80 || crate::text::plain_class(b) != 0);
-                        if body.contains(&at) && body.contains(&(at + c.len() - 1)) && plain {
-                            eligible += 1;
-                            direct += usize::from(took);
-                        }
-                    });
-                    assert!(
-                        direct * 4 > eligible * 3,
-                        "{size}-byte chunks: {direct} of {eligible} direct"
-                    );
-                }
-            }
-        }
+        let body = input.find("We").unwrap()..input.find("</think>").unwrap();
+        let plain = |c: &[u8]| {
+            c.iter()
+                .all(|&b| b >= 0x80 || crate::text::plain_class(b) != 0)
+        };
+        assert_mostly_direct(
+            [raw.clone().with_trim_punctuation(false), raw],
+            input,
+            body,
+            plain,
+        );
     }
 
     /// What a chunk does to an open queue, for every byte alone and inside chunks of every
