@@ -622,6 +622,22 @@ impl Builder {
         self.pin_room(self.line_cur, x)
     }
 
+    /// Whether an open `retro_line` or `retro_claim` tag pins the frontier at or before
+    /// `held_start` (the plain budget's first case), every open tag being such a one. A
+    /// retro tag's undecided position (`fixed_u`) is set when it opens and moves only when
+    /// a tag opens or closes (or text reaches its span limit, which the plain budget stops
+    /// short of); no char, newline or reference moves it. So nothing becomes final before
+    /// a tag ends (decision 95). Valid right after a `flush`.
+    pub(crate) fn retro_pins(&self) -> bool {
+        self.open
+            .back()
+            .is_some_and(|back| back.prefix_min <= self.held_start)
+            && self
+                .open
+                .iter()
+                .all(|t| matches!(t.strategy, Strategy::RetroLine | Strategy::RetroClaim))
+    }
+
     /// Whether an open tag started before `held_start`: then text it covers may have been
     /// emitted with its annotation, which learns how the tag closes (`Annotation::close`)
     /// when the machine reads the markup that closes it, or the text that reaches its span

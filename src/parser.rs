@@ -282,13 +282,15 @@ impl StreamParser {
     /// The fastest path (DESIGN.md, decision 48): while the last flush found the tokenizer
     /// in its text state and no chunk without a stop byte (`queue_stop`) able to make
     /// anything final, such a chunk is queued, unparsed, and the flush, which would emit
-    /// nothing, is skipped. Two regimes set the stop bytes. While the line is held whole
+    /// nothing, is skipped. Three regimes set the stop bytes. While the line is held whole
     /// (`Builder::line_pin_room`), only a newline can end the hold (or an `&` when
     /// references are decoded: one may decode to a newline), so whole tags wait too.
     /// Otherwise the plain budget (`Builder::plain_budget`) shows that text cannot move the
     /// frontier, and a chunk with no newline, `>` or `&` could only become text without a
     /// newline (an unfinished tag, CDATA, declaration or code span, text, or a candidate
-    /// that aborts into text). The next chunk that goes through the machine feeds the queue
+    /// that aborts into text); and while an open `retro_*` tag pins the frontier
+    /// (`Builder::retro_pins`), only a tag's end can move it, so newlines and references
+    /// wait too (decision 95). The next chunk that goes through the machine feeds the queue
     /// first. Byte chunks are queued as they are: the queue is validated once, when it is
     /// fed, which reports an invalid byte there (decision 68). Returns `false` (doing
     /// nothing) otherwise.
@@ -608,16 +610,22 @@ impl StreamParser {
             // while an open tag may have an annotation out already: a tag may close it, or
             // text reach its span limit, and the annotation learns how it closed in that
             // update (the plain budget stops short of the limit, and `>` ends the queue).
+            // While a `retro_*` tag pins the frontier, only a tag can end the queue: not a
+            // newline, nor a reference (decision 95).
             let (room, stop) = match self.builder.line_pin_room() {
                 Some(room) if room > 0 && !self.builder.open_before_frontier() => {
                     (room, STOP_NL | amp)
                 }
                 // (Valid with a partial character waiting too: the budget counts decoded
                 // text.)
-                _ => (
-                    *budget.insert(self.builder.plain_budget()),
-                    STOP_NL | STOP_GT | amp,
-                ),
+                _ => {
+                    let room = *budget.insert(self.builder.plain_budget());
+                    if self.builder.retro_pins() {
+                        (room, STOP_GT)
+                    } else {
+                        (room, STOP_NL | STOP_GT | amp)
+                    }
+                }
             };
             self.queue_stop = stop;
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
@@ -1970,7 +1978,7 @@ mod tests {
     /// What a chunk does to an open queue, for every byte alone and inside chunks of every
     /// length the two paths take (a word of 4 to 8 bytes, a slice otherwise), under every
     /// stop mask a flush sets: it joins exactly when none of its bytes stops the queue (a
-    /// newline always, `>` and `&` when the mask has them). Any other byte joins, non-ASCII
+    /// newline, `>` and `&` when the mask has them). Any other byte joins, non-ASCII
     /// or not UTF-8 at all: the queue is validated when it is fed (decision 68).
     #[test]
     fn chunks_join_the_queue_unless_a_byte_stops_it() {
@@ -1981,9 +1989,10 @@ mod tests {
             STOP_NL | STOP_GT,
             STOP_NL | STOP_AMP,
             STOP_NL | STOP_GT | STOP_AMP,
+            STOP_GT,
         ] {
             let stops = |b: u8| {
-                b == b'\n'
+                (b == b'\n' && stop & STOP_NL != 0)
                     || (b == b'>' && stop & STOP_GT != 0)
                     || (b == b'&' && stop & STOP_AMP != 0)
             };
@@ -2210,8 +2219,10 @@ mod tests {
     /// What the queue takes of LLM-like prose in 4-byte chunks. Under `retro_line` (the
     /// benches' configuration) the line is held whole, so once it has a kept char every
     /// chunk up to the newline waits unparsed, tags included; under `retro_claim` a chunk
-    /// holding a `>` goes through the machine (a claim can make text before it final). A
-    /// queued chunk emits nothing and counts as pending input; the chunk that ends the queue
+    /// holding a `>` goes through the machine (a claim can make text before it final).
+    /// While a retro tag that is still open pins the frontier, only a tag can end the
+    /// wait: the newline after the line's last cite waits too (decision 95). A queued
+    /// chunk emits nothing and counts as pending input; the chunk that ends the queue
     /// parses it.
     #[test]
     fn prose_tokens_wait_in_the_queue_until_a_line_or_tag_ends() {
@@ -2223,13 +2234,19 @@ mod tests {
             let mut p = StreamParser::new(config);
             let mut doc = Document::new();
             let mut queued = Vec::new();
+            let mut newline_queued = false;
             for (i, c) in input.as_bytes().chunks(4).enumerate() {
                 let pending = p.pending_input_bytes();
                 let held = p.held_output_bytes();
                 let ev: Vec<Event> = p.update_bytes(c).unwrap().collect();
                 if !p.queue.is_empty() {
-                    // Queued: nothing emitted, nothing parsed.
-                    assert!(ev.is_empty() && !c.contains(&b'\n'));
+                    // Queued: nothing emitted, nothing parsed; a newline only after the
+                    // line's last cite, which is still open.
+                    assert!(ev.is_empty());
+                    if c.contains(&b'\n') {
+                        assert_eq!(p.queue_stop, crate::text::STOP_GT);
+                        newline_queued = true;
+                    }
                     assert!(line_held || !c.contains(&b'>'));
                     assert_eq!(p.pending_input_bytes(), pending + c.len());
                     assert_eq!(p.held_output_bytes(), held);
@@ -2252,7 +2269,40 @@ mod tests {
                 assert!(queued.len() >= line.len() - 3 * tags, "{queued:?}");
                 let chunks: Vec<&[u8]> = input.as_bytes().chunks(4).collect();
                 assert!(queued.iter().all(|&i| !chunks[i].contains(&b'>')));
+                // `<cite id=2>` is open to the end: the newline waits with the rest.
+                assert!(newline_queued);
             }
+        }
+    }
+
+    /// While an open `retro_*` tag pins the frontier, only a tag's end ends the wait
+    /// (decision 95): the lines after a line's last cite wait unparsed, newlines included,
+    /// until the next tag, under `retro_line` (after the newline that ends the cite's
+    /// line, which the held line stops at) and under `retro_claim` (from the cite on). The
+    /// events are the full path's, call by call (`queued_chunks_emit_what_the_machine_emits_call_by_call`).
+    #[test]
+    fn lines_wait_while_a_retro_tag_pins() {
+        let input = "We shipped it <cite id=1>.\nMore text here, no tags\nand a third line\n\
+                     <cite id=2>.";
+        let second = input.find("More").unwrap();
+        let next_tag = input.find("<cite id=2").unwrap();
+        let configs = queue_configs();
+        for config in [&configs[0], &configs[1]] {
+            let mut p = StreamParser::new(config);
+            let mut doc = Document::new();
+            let mut at = 0;
+            for c in input.as_bytes().chunks(4) {
+                let ev: Vec<Event> = p.update_bytes(c).unwrap().collect();
+                // The chunks after the first line, up to the next tag's start.
+                if at > second && at + c.len() <= next_tag {
+                    assert!(!p.queue.is_empty(), "{c:?} at {at}");
+                    assert!(ev.is_empty());
+                }
+                at += c.len();
+                doc.extend(ev);
+            }
+            doc.extend(p.finish().unwrap());
+            assert_eq!(doc, parse(input, config));
         }
     }
 

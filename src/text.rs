@@ -172,8 +172,8 @@ static STOP_CLASS: [u8; 256] = {
     t
 };
 
-/// Whether `b` holds a byte with one of the `STOP_*` bits in `mask`, which includes
-/// `STOP_NL`.
+/// Whether `b` holds a byte with one of the `STOP_*` bits in `mask` (as
+/// [`word_has_stop`] takes it).
 #[inline(always)]
 pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
     if b.len() < SHORT {
@@ -193,6 +193,7 @@ pub(crate) fn has_stop(b: &[u8], mask: u8) -> bool {
         return stops(b.get(b.len() - 8..));
     }
     let found = match (mask & STOP_GT != 0, mask & STOP_AMP != 0) {
+        _ if mask == STOP_GT => memchr::memchr(b'>', b),
         (true, true) => memchr::memchr3(b'\n', b'>', b'&', b),
         (true, false) => memchr::memchr2(b'\n', b'>', b),
         (false, true) => memchr::memchr2(b'\n', b'&', b),
@@ -261,8 +262,8 @@ pub(crate) fn word_of(b: &[u8]) -> Option<u64> {
 pub(crate) const WORD_HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Whether the word `w` ([`word_of`]) holds a byte with one of the `STOP_*` bits in `mask`
-/// (which includes `STOP_NL`), [`has_stop`] without a loop. The padding bytes are 0, which
-/// is no stop byte.
+/// (`STOP_NL` with others or not, or `STOP_GT` alone), [`has_stop`] without a loop. The
+/// padding bytes are 0, which is no stop byte.
 #[inline(always)]
 pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
     const LO: u64 = 0x0101_0101_0101_0101;
@@ -273,6 +274,10 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
     // (One test of the mask for the usual newline-only stop.)
     if mask & (STOP_GT | STOP_AMP) == 0 {
         return has(b'\n');
+    }
+    // (A tag's end alone, while a `retro_*` tag pins the frontier: decision 95.)
+    if mask == STOP_GT {
+        return has(b'>');
     }
     // A stop byte xor-ed with `\n` has bits only where it differs from `\n` (`>`: 0x34,
     // `&`: 0x2C), so one zero test of `w ^ \n…\n` with every other bit cleared finds any of
@@ -655,7 +660,11 @@ mod tests {
     /// clear.)
     #[test]
     fn word_stop_test_is_the_byte_test() {
-        let masks: Vec<u8> = (0..4u8).map(|m| STOP_NL | m << 1).collect();
+        // Every mask a flush sets: the newline with `>` and `&` or not, and `>` alone.
+        let masks: Vec<u8> = (0..4u8)
+            .map(|m| STOP_NL | m << 1)
+            .chain([STOP_GT])
+            .collect();
         for n in 4..=8 {
             for fill in [b'a', b' ', b'<', 0x7f, b'.', b'*'] {
                 for i in 0..n {
