@@ -623,19 +623,21 @@ impl Builder {
     }
 
     /// Whether an open `retro_line` or `retro_claim` tag pins the frontier at or before
-    /// `held_start` (the plain budget's first case), every open tag being such a one. A
+    /// `held_start` (the plain budget's first case): the oldest tag whose prefix minimum
+    /// reaches `held_start`, whose own `fixed_u` is then that minimum, is such a one. A
     /// retro tag's undecided position (`fixed_u`) is set when it opens and moves only when
     /// a tag opens or closes (or text reaches its span limit, which the plain budget stops
-    /// short of); no char, newline or reference moves it. So nothing becomes final before
-    /// a tag ends (decision 95). Valid right after a `flush`.
+    /// short of); no char, newline or reference moves it, and tags opened after it only
+    /// lower the minimum. So nothing becomes final before a tag ends (decision 95). A
+    /// binary search (the prefix minimum never grows along the list): inside `d` open tags
+    /// a flush pays `log d`, not `d` (decision 29). Valid right after a `flush`.
     pub(crate) fn retro_pins(&self) -> bool {
+        let pin = self
+            .open
+            .partition_point(|t| t.prefix_min > self.held_start);
         self.open
-            .back()
-            .is_some_and(|back| back.prefix_min <= self.held_start)
-            && self
-                .open
-                .iter()
-                .all(|t| matches!(t.strategy, Strategy::RetroLine | Strategy::RetroClaim))
+            .get(pin)
+            .is_some_and(|t| matches!(t.strategy, Strategy::RetroLine | Strategy::RetroClaim))
     }
 
     /// Whether an open tag started before `held_start`: then text it covers may have been
