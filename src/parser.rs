@@ -379,28 +379,48 @@ impl StreamParser {
     /// ([`feed_queue`](StreamParser::feed_queue)), before `chunk` goes its way.
     /// Debug builds never join: the queue goes alone, so that `feed_queue` checks after
     /// every queue that it made nothing final (the claim `take_queued` rests on).
+    /// `whole`: `chunk` ends at a character's end (it came as text).
     #[inline(never)]
-    fn feed_queue_and(&mut self, chunk: &[u8]) -> Result<bool, Error> {
+    fn feed_queue_and(&mut self, chunk: &[u8], whole: bool) -> Result<bool, Error> {
         if chunk.len() > QUEUE_JOIN_MAX || cfg!(debug_assertions) {
             self.feed_queue()?;
             return Ok(false);
         }
+        debug_assert!(
+            !self.utf8.has_partial(),
+            "a character waits behind the queue"
+        );
         let mut queue = std::mem::take(&mut self.queue);
         queue.push(chunk);
-        // Most often whole characters with none waiting: validated at once and parsed
-        // without the decoder's indirect call per piece (decision 68).
-        let whole = match self.utf8.has_partial() {
-            false => crate::utf8::to_str(queue.as_slice()),
-            true => None,
-        };
-        if let Some(s) = whole {
-            self.utf8.consumed += queue.len() as u64;
-            self.feed_str(s);
+        // The queue starts at a character's start (a character that waited went to its head:
+        // decision 96). Most often its characters are valid: the whole ones validated at once
+        // and parsed in one piece, without the decoder's indirect call per piece (decision
+        // 68), and the start of one that `chunk` leaves incomplete waits in the decoder.
+        let bytes = queue.as_slice();
+        if whole || bytes.last().is_some_and(u8::is_ascii) {
+            // (Nothing incomplete at the end: no split to look for.)
+            if let Some(s) = crate::utf8::to_str(bytes) {
+                self.utf8.consumed += bytes.len() as u64;
+                self.feed_str(s);
+                queue.clear();
+                self.queue = queue;
+                return Ok(true);
+            }
+        } else if let Some(split) = self.utf8.split(bytes).filter(|s| s.head.is_none()) {
+            self.utf8.keep(&split, bytes.len());
+            if !split.body.is_empty() {
+                self.feed_str(split.body);
+            }
+            #[cfg(test)]
+            {
+                self.split_joined += usize::from(split.has_tail());
+            }
             queue.clear();
             self.queue = queue;
             return Ok(true);
         }
-        // Otherwise (a character waits, or one is left incomplete, or a byte is bad).
+        // Otherwise (a bad byte, or a character waits: not after a flush that let the queue
+        // take chunks), through the decoder.
         self.queue = queue;
         self.decode_queue()?;
         #[cfg(test)]
@@ -411,9 +431,9 @@ impl StreamParser {
     }
 
     /// The queue through the decoder and into the machine, as if its chunks had gone through
-    /// the decoder one by one: a character that waited in it when the queue started is
-    /// completed by the queue's first bytes, and one that the last byte chunk left
-    /// incomplete waits in it. One validation for the whole queue, not one per chunk (a
+    /// the decoder one by one: it starts with any character that waited in the decoder when
+    /// the queue started (decision 96), and one that the last byte chunk left incomplete
+    /// waits in the decoder. One validation for the whole queue, not one per chunk (a
     /// validator's set-up costs more than a short chunk's copy). Leaves the queue empty,
     /// its buffer kept; an invalid byte poisons the parser.
     fn decode_queue(&mut self) -> Result<(), Error> {
@@ -641,6 +661,13 @@ impl StreamParser {
                 // The first time a line may wait: room for a line, in one step rather
                 // than by doubling from 8 bytes (decision 49).
                 self.queue.reserve_first(QUEUE_FIRST);
+                // A character that waits in the decoder becomes the queue's head, so that
+                // the decoder gets it back in one piece with the queue: one validation and
+                // one piece for the machine, not the character alone first (decision 96).
+                if self.utf8.has_partial() {
+                    self.queue.push(self.utf8.partial());
+                    self.utf8.unfeed_partial();
+                }
                 // The queue takes what the plain budgets would (plain text has no newline
                 // and no `&`), but for a chunk past its room or one with a `>` where `>`
                 // stops it, which now goes the full way; and nothing may be appended past
@@ -776,12 +803,13 @@ impl StreamParser {
     /// parser must be running, a new stream's output buffer takes its first room (decision
     /// 62), and the queue goes first. Returns whether the queue was fed together with
     /// `chunk` ([`feed_queue_and`](StreamParser::feed_queue_and)), leaving only the flush.
+    /// `whole`: `chunk` ends at a character's end (it came as text).
     #[inline]
-    fn start_full(&mut self, chunk: &[u8]) -> Result<bool, Error> {
+    fn start_full(&mut self, chunk: &[u8], whole: bool) -> Result<bool, Error> {
         self.check_running()?;
         self.builder.reserve_first_text(HELD_FIRST);
         self.queue_room = 0;
-        Ok(!self.queue.is_empty() && self.feed_queue_and(chunk)?)
+        Ok(!self.queue.is_empty() && self.feed_queue_and(chunk, whole)?)
     }
 
     /// [`update`](StreamParser::update) past the queue.
@@ -794,7 +822,7 @@ impl StreamParser {
         if self.take_plain(chunk.as_bytes(), Some(chunk)) {
             return Ok(Events::of(&mut self.builder.events));
         }
-        if self.start_full(chunk.as_bytes())? {
+        if self.start_full(chunk.as_bytes(), true)? {
             return Ok(self.flush());
         }
         if self.utf8.has_partial() {
@@ -845,7 +873,7 @@ impl StreamParser {
         if self.take_plain(chunk, None) {
             return Ok(Events::of(&mut self.builder.events));
         }
-        if self.start_full(chunk)? {
+        if self.start_full(chunk, false)? {
             return Ok(self.flush());
         }
         if self.take_tag(chunk, None) {
@@ -971,7 +999,7 @@ impl StreamParser {
     /// reference, delimiter) at the end of the input so far, and input queued, unparsed,
     /// while nothing in it could become final (at most 4 KiB; DESIGN.md, decision 48).
     pub fn pending_input_bytes(&self) -> usize {
-        self.tokenizer.pending_len() + self.queue.len()
+        self.tokenizer.pending_len() + self.queue.len() + self.utf8.partial().len()
     }
 
     /// Bytes of output text produced so far (emitted or held); input still waiting unparsed
@@ -2159,7 +2187,11 @@ mod tests {
                     {
                         split_ends += 1;
                     }
-                    if p.queue_room > 0 && p.queue.is_empty() && p.utf8.has_partial() {
+                    // A flush let the queue take chunks with a character waiting, which
+                    // became the queue's head (decision 96).
+                    if p.queue_room > 0 && !p.queue.is_empty() && p.queue.len() != before + c.len()
+                    {
+                        assert!(!p.utf8.has_partial(), "{what}");
                         started_inside += 1;
                     }
                     doc_p.extend(got.unwrap_or_default());

@@ -135,6 +135,15 @@ impl Utf8Decoder {
         self.plen > 0
     }
 
+    /// Forgets the start of a character that waits ([`partial`](Utf8Decoder::partial)), as
+    /// if its bytes had not come yet: the caller feeds them again, at the head of its next
+    /// input. The decoder reads input the same however it is split, so nothing changes but
+    /// the number of pieces it hands on (decision 96).
+    pub(crate) fn unfeed_partial(&mut self) {
+        self.consumed -= self.plen as u64;
+        self.plen = 0;
+    }
+
     /// For the short path of a byte chunk: the waiting partial character completed by the
     /// start of `chunk` (`None` if none waits), the whole characters after it, and the start
     /// of a character that `chunk` leaves incomplete (which then waits:

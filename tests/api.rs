@@ -28,6 +28,28 @@ fn chunk_ending_inside_a_multibyte_character() {
     assert!(p.finish().unwrap().next().is_none());
 }
 
+/// The start of a character that a byte chunk leaves incomplete is input pending, both
+/// where it waits in the UTF-8 decoder and where it waits at the head of the queue of
+/// input that cannot make anything final yet (a line held for a `retro_line` cite:
+/// decision 96).
+#[test]
+fn an_incomplete_character_is_pending_input() {
+    let line = Config::default()
+        .with_tags(["cite"])
+        .unwrap()
+        .with_default_recovery(Strategy::RetroLine);
+    for config in [Config::default(), line] {
+        let mut p = StreamParser::new(&config);
+        let mut doc = Document::default();
+        doc.extend(p.update_bytes(b"Held \xe6\x97").unwrap());
+        assert_eq!(p.pending_input_bytes(), 2);
+        doc.extend(p.update_bytes(b"\xa5 text.\n").unwrap());
+        assert_eq!(p.pending_input_bytes(), 0);
+        doc.extend(p.finish().unwrap());
+        assert_eq!(doc, parse("Held \u{65e5} text.\n", &config));
+    }
+}
+
 #[test]
 fn chunk_ending_inside_constructs_holds_only_the_construct() {
     let config = Config::default()
