@@ -90,6 +90,9 @@ pub struct StreamParser {
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
     /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
+    /// `queue_stop`'s word test (`text::word_stop_words`), set with it.
+    queue_xor: u64,
+    queue_keep: u64,
     /// Whether the last flush left the machine where a chunk of plain text is final as soon
     /// as it arrives, but for a trailing run that trimming might cut off
     /// (`Builder::direct_ready`): such a chunk takes
@@ -249,6 +252,8 @@ impl StreamParser {
             queue: crate::queue::Queue::default(),
             queue_room: 0,
             queue_stop: 0,
+            queue_xor: 0,
+            queue_keep: 0,
             direct: false,
             queue_on: true,
             #[cfg(test)]
@@ -302,16 +307,19 @@ impl StreamParser {
         if n.wrapping_sub(1) >= self.queue_room {
             return false;
         }
-        let stop = self.queue_stop;
         if let Some(w) = crate::text::word_of(chunk) {
             // Token-sized (4–8 bytes): tested as one word and copied as one, with no loop
-            // and no call to `memcpy`.
-            if crate::text::word_has_stop(w, stop) {
+            // and no call to `memcpy`. (The exact test only where the first finds a byte
+            // that may stop: decision 97.)
+            if crate::text::word_may_stop(w, self.queue_xor, self.queue_keep)
+                && crate::text::word_has_stop(w, self.queue_stop)
+            {
                 return false;
             }
             self.queue.push_word(w, chunk);
         } else {
             use crate::text::byte_stops;
+            let stop = self.queue_stop;
             // (No loop and no copy call for one byte, nor for two or three: a token of one
             // non-Latin character. One byte's test has no branch either: decision 83.)
             match *chunk {
@@ -648,6 +656,7 @@ impl StreamParser {
                 }
             };
             self.queue_stop = stop;
+            (self.queue_xor, self.queue_keep) = crate::text::word_stop_words(stop);
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
             // (else, in strict mode, the queue is an error and outputs nothing past the bad
             // byte), and at most three in lossy mode (a bad byte becomes U+FFFD: decision

@@ -294,6 +294,32 @@ pub(crate) fn word_has_stop(w: u64, mask: u8) -> bool {
         && (has(b'\n') || (mask & STOP_GT != 0 && has(b'>')) || (mask & STOP_AMP != 0 && has(b'&')))
 }
 
+/// [`word_has_stop`]'s first test for `mask`, as two words set up once per flush: a word `w`
+/// for which `zero((w ^ xor) & keep)` is false holds no stop byte ([`word_may_stop`]). Exact
+/// for a mask of one byte (`keep` all ones); for more, the one zero test that also finds a
+/// few bytes that do not stop, which `word_has_stop` then clears (decision 97).
+pub(crate) fn word_stop_words(mask: u8) -> (u64, u64) {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    let differ = |c: u8| !(LO * u64::from(b'\n' ^ c));
+    // (`word_has_stop` takes the newline as a stop byte unless the mask is `>` alone.)
+    match (mask == STOP_GT, mask & STOP_GT != 0, mask & STOP_AMP != 0) {
+        (true, _, _) => (LO * u64::from(b'>'), !0),
+        (false, false, false) => (LO * u64::from(b'\n'), !0),
+        (false, true, false) => (LO * u64::from(b'\n'), differ(b'>')),
+        (false, false, true) => (LO * u64::from(b'\n'), differ(b'&')),
+        (false, true, true) => (LO * u64::from(b'\n'), differ(b'>') & differ(b'&')),
+    }
+}
+
+/// Whether the word `w` may hold a stop byte, by the words of [`word_stop_words`]: `false`
+/// means it holds none.
+#[inline(always)]
+pub(crate) fn word_may_stop(w: u64, xor: u64, keep: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    let x = (w ^ xor) & keep;
+    x.wrapping_sub(LO) & !x & WORD_HIGH != 0
+}
+
 /// Slices shorter than this are tested without a SIMD search: by [`has_stop`] a byte at a
 /// time below 8 bytes and 8 at a time from 8 (decision 85), by the `find*` helpers a byte at
 /// a time. SIMD search has a fixed setup cost that dominates on the 1–16 byte chunks of
@@ -657,7 +683,7 @@ mod tests {
     /// bytes that differs from a run of filler in one byte (every value, every position),
     /// and in two, under every mask; and the word holds the chunk, zero-padded. (Fillers
     /// `.` and `*` pass the first test of `\n` and `>` together, which the exact ones then
-    /// clear.)
+    /// clear.) The queue's form of it (`word_may_stop` then `word_has_stop`) agrees too.
     #[test]
     fn word_stop_test_is_the_byte_test() {
         // Every mask a flush sets: the newline with `>` and `&` or not, and `>` alone.
@@ -677,7 +703,16 @@ mod tests {
                         assert_eq!(&bytes[..n], &chunk[..]);
                         assert!(bytes[n..].iter().all(|&z| z == 0));
                         for &m in &masks {
-                            assert_eq!(word_has_stop(w, m), has_stop(&chunk, m), "{chunk:?} {m}");
+                            let want = has_stop(&chunk, m);
+                            assert_eq!(word_has_stop(w, m), want, "{chunk:?} {m}");
+                            // The queue's two steps (decision 97); the first alone is
+                            // exact for one stop byte.
+                            let (x, k) = word_stop_words(m);
+                            let may = word_may_stop(w, x, k);
+                            assert_eq!(may && word_has_stop(w, m), want, "{chunk:?} {m}");
+                            if m == STOP_NL || m == STOP_GT {
+                                assert_eq!(may, want, "{chunk:?} {m}");
+                            }
                         }
                     }
                 }
