@@ -13,8 +13,10 @@ pub(crate) struct Queue {
     /// Only `..len` holds queued bytes. (A boxed slice, not a `Vec`: its length is its
     /// size, and it is a word smaller inline.)
     buf: Box<[u8]>,
-    /// Bytes queued.
-    len: usize,
+    /// Bytes queued. (32 bits: the queue holds at most a few KiB (`QUEUE_MAX` and a
+    /// joined chunk), and a 32-bit length widened cannot overflow when a word's end is
+    /// added to it, so the word store needs no overflow test: decision 98.)
+    len: u32,
 }
 
 impl Queue {
@@ -23,12 +25,12 @@ impl Queue {
     #[allow(clippy::indexing_slicing)]
     #[inline]
     pub(crate) fn as_slice(&self) -> &[u8] {
-        &self.buf[..self.len]
+        &self.buf[..self.len as usize]
     }
 
     #[inline(always)]
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     #[inline(always)]
@@ -63,30 +65,30 @@ impl Queue {
     /// lands past the new end, where nothing is read.
     #[inline(always)]
     pub(crate) fn push_word(&mut self, w: u64, chunk: &[u8]) {
-        let at = self.len;
+        let at = self.len as usize;
         match self.buf.get_mut(at..at + 8) {
             Some(room) => room.copy_from_slice(&w.to_le_bytes()),
             None => self.append_growing(chunk),
         }
-        self.len = at + chunk.len();
+        self.len = (at + chunk.len()) as u32;
     }
 
     /// Appends one byte.
     #[inline(always)]
     pub(crate) fn push_byte(&mut self, c: u8) {
-        let at = self.len;
+        let at = self.len as usize;
         match self.buf.get_mut(at) {
             Some(room) => *room = c,
             None => self.append_growing(&[c]),
         }
-        self.len = at + 1;
+        self.len = (at + 1) as u32;
     }
 
     /// Appends `chunk`, of 9 bytes or more: up to 16 as two 8-byte copies that overlap, with
     /// no call to `memcpy`.
     #[inline]
     pub(crate) fn push_long(&mut self, chunk: &[u8]) {
-        let at = self.len;
+        let at = self.len as usize;
         let end = at + chunk.len();
         match (
             self.buf.get_mut(at..end),
@@ -104,19 +106,19 @@ impl Queue {
             (Some(room), _, _) => room.copy_from_slice(chunk),
             (None, _, _) => self.append_growing(chunk),
         }
-        self.len = end;
+        self.len = end as u32;
     }
 
     /// Appends `chunk`.
     #[inline(always)]
     pub(crate) fn push(&mut self, chunk: &[u8]) {
-        let at = self.len;
+        let at = self.len as usize;
         let end = at + chunk.len();
         match self.buf.get_mut(at..end) {
             Some(room) => room.copy_from_slice(chunk),
             None => self.append_growing(chunk),
         }
-        self.len = end;
+        self.len = end as u32;
     }
 
     /// Appends `chunk` where the buffer has no room for it (or for the word that carries
@@ -126,7 +128,7 @@ impl Queue {
     #[inline(never)]
     fn append_growing(&mut self, chunk: &[u8]) {
         let mut buf = std::mem::take(&mut self.buf).into_vec();
-        buf.truncate(self.len);
+        buf.truncate(self.len as usize);
         buf.extend_from_slice(chunk);
         // Room for a word past the end, so that the next word append fits without another
         // growth whenever a byte append would.
