@@ -427,8 +427,7 @@ impl StreamParser {
             self.queue = queue;
             return Ok(true);
         }
-        // Otherwise (a bad byte, or a character waits: not after a flush that let the queue
-        // take chunks), through the decoder.
+        // Otherwise (a bad byte), through the decoder, which reports it at its offset.
         self.queue = queue;
         self.decode_queue()?;
         #[cfg(test)]
@@ -660,8 +659,8 @@ impl StreamParser {
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
             // (else, in strict mode, the queue is an error and outputs nothing past the bad
             // byte), and at most three in lossy mode (a bad byte becomes U+FFFD: decision
-            // 68). A character waiting in the decoder: the queue starts inside it, and its
-            // bytes so far count too.
+            // 68). A character waiting in the decoder becomes the queue's head (below), and
+            // its bytes so far count too.
             let room = if self.utf8.lossy { room / 3 } else { room };
             self.queue_room = room
                 .saturating_sub(self.utf8.partial().len())
