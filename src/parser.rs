@@ -613,6 +613,13 @@ impl StreamParser {
         true
     }
 
+    /// The stop bits of [`take_queued`](StreamParser::take_queued), and its word test for
+    /// them (decision 97).
+    fn set_queue_stop(&mut self, stop: u8) {
+        self.queue_stop = stop;
+        (self.queue_xor, self.queue_keep) = crate::text::word_stop_words(stop);
+    }
+
     /// Emits what is final and sets the room of [`take_queued`](StreamParser::take_queued)
     /// or else the budget of [`take_plain`](StreamParser::take_plain).
     fn flush(&mut self) -> Events<'_> {
@@ -654,8 +661,7 @@ impl StreamParser {
                     }
                 }
             };
-            self.queue_stop = stop;
-            (self.queue_xor, self.queue_keep) = crate::text::word_stop_words(stop);
+            self.set_queue_stop(stop);
             // The room counts output; a queued byte is one byte of it if the queue is UTF-8
             // (else, in strict mode, the queue is an error and outputs nothing past the bad
             // byte), and at most three in lossy mode (a bad byte becomes U+FFFD: decision
@@ -2040,7 +2046,7 @@ mod tests {
                         chunk[at] = b;
                         p.queue.clear();
                         p.queue_room = 100;
-                        p.queue_stop = stop;
+                        p.set_queue_stop(stop);
                         let joined = p.take_queued(&chunk);
                         let what = format!("byte {b:#x} at {at} of {len}, stop {stop}");
                         assert_eq!(joined, !stops(b), "{what}");
