@@ -1010,8 +1010,9 @@ impl StreamParser {
     }
 
     /// Input bytes not yet turned into output: an unfinished construct (tag candidate,
-    /// reference, delimiter) at the end of the input so far, and input queued, unparsed,
-    /// while nothing in it could become final (at most 4 KiB; DESIGN.md, decision 48).
+    /// reference, delimiter) at the end of the input so far, the start of a character that
+    /// a byte chunk left incomplete, and input queued, unparsed, while nothing in it could
+    /// become final (at most 4 KiB; DESIGN.md, decisions 48 and 96).
     pub fn pending_input_bytes(&self) -> usize {
         self.tokenizer.pending_len() + self.queue.len() + self.utf8.partial().len()
     }
