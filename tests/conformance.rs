@@ -55,6 +55,8 @@ struct Case {
     /// `emitted:` lines: after call `k`, every annotation of `tag` emitted so far says how
     /// its tag closed (`reason`, or `open`).
     known: Vec<(usize, String, String)>,
+    /// `pending:` lines: after call `k`, `pending_input_bytes()`.
+    pending: Vec<(usize, usize)>,
 }
 
 fn parse_json_prefix(s: &str) -> Result<(Value, &str), String> {
@@ -284,6 +286,18 @@ fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
                 case.known
                     .push((k, tag.trim().to_string(), reason.trim().to_string()));
             }
+            "pending" => {
+                let n = rest
+                    .trim()
+                    .parse()
+                    .map_err(|e| err(format!("pending: takes a byte count: {e}")))?;
+                let k = case
+                    .calls
+                    .len()
+                    .checked_sub(1)
+                    .ok_or_else(|| err("`pending` belongs after update:/finish".into()))?;
+                case.pending.push((k, n));
+            }
             other => return Err(err(format!("unknown line kind `{other}`"))),
         }
     }
@@ -475,6 +489,12 @@ fn run_case(case: &Case, seed: u64) -> Result<(), String> {
                 if mine.is_empty() || mine.iter().any(|a| reason_name(a.close()) != reason) {
                     let says: Vec<String> = mine.iter().map(|a| show_ann(a)).collect();
                     return Err(format!("after {what}, {tag} emitted so far: {says:?}"));
+                }
+            }
+            for &(_, n) in case.pending.iter().filter(|(i, _)| *i == k) {
+                let got = p.pending_input_bytes();
+                if got != n {
+                    return Err(format!("after {what}, {got} input bytes pending, not {n}"));
                 }
             }
             per_call.push(got);
