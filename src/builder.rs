@@ -640,6 +640,11 @@ impl Builder {
             .is_some_and(|t| matches!(t.strategy, Strategy::RetroLine | Strategy::RetroClaim))
     }
 
+    /// Whether a tag is open.
+    pub(crate) fn has_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
     /// Whether an open tag started before `held_start`: then text it covers may have been
     /// emitted with its annotation, which learns how the tag closes (`Annotation::close`)
     /// when the machine reads the markup that closes it, or the text that reaches its span

@@ -168,6 +168,32 @@ pub(crate) fn is_name_char(c: u8) -> bool {
     NAME_CHAR[usize::from(c)]
 }
 
+/// The bytes [`Rules::only_retro_line_starts`] lets through between a tag's name and its
+/// `>`: space, tab, and ASCII graphic bytes but quotes, `<`, `>`, `&`, backtick and `/`.
+// Bounds: `c < 256` is the loop condition.
+#[allow(clippy::indexing_slicing)]
+static TAG_ATTR_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0usize;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = matches!(b, b' ' | b'\t')
+            || (b.is_ascii_graphic()
+                && !matches!(b, b'"' | b'\'' | b'<' | b'>' | b'&' | b'`' | b'/'));
+        c += 1;
+    }
+    t
+};
+
+/// Whether [`Rules::only_retro_line_starts`] lets `c` through between a tag's name and its
+/// `>`.
+#[inline]
+fn is_tag_attr_byte(c: u8) -> bool {
+    // Bounds: 256 entries, indexed by a byte.
+    #[allow(clippy::indexing_slicing)]
+    TAG_ATTR_BYTE[usize::from(c)]
+}
+
 /// The NameChar rule as a table: the one place it is written (the tokenizer's byte classes
 /// are built from it too).
 // Bounds: `c < 256` is the loop condition.
@@ -844,6 +870,10 @@ pub(crate) struct Rules {
     /// names (`<b>`, `<br>`, `</p>`…) have a length no recognized one has, and are turned
     /// away by one test instead of a scan or a hash.
     lens: u64,
+    /// The names (keys as in `lookup`) of up to 8 bytes of the recognized, not raw,
+    /// `retro_line` tags, packed as `lookup` packs them, with their lengths
+    /// ([`only_retro_line_starts`](Rules::only_retro_line_starts)).
+    retro_line_short: Vec<(u64, usize)>,
     pub(crate) case_sensitive: bool,
     pub(crate) unknown_mode: UnknownMode,
     pub(crate) autoclose_on_any_tag: bool,
@@ -949,10 +979,16 @@ impl Rules {
             names
         });
         let lens = lookup.keys().fold(0u64, |m, k| m | 1 << k.len().min(63));
+        let retro_line_short = lookup
+            .iter()
+            .filter(|(_, &id)| !tags[id].raw && tags[id].strategy == Strategy::RetroLine)
+            .filter_map(|(k, _)| Some((pack_name(k.as_bytes())?, k.len())))
+            .collect();
         let uses = |st: Strategy| tags.iter().any(|t| t.strategy == st);
         Rules {
             small,
             lens,
+            retro_line_short,
             uses_retro_line: uses(Strategy::RetroLine),
             uses_retro_claim: uses(Strategy::RetroClaim),
             tags,
@@ -1002,6 +1038,73 @@ impl Rules {
             .iter()
             .find(|&&(k, len, _)| k == w && len == n.len())
             .map(|&(_, _, id)| id)
+    }
+
+    /// Whether every `<` in `b` (input the tokenizer will read from its text state, no
+    /// `&` in it when references are decoded) starts a start tag of a recognized, not raw,
+    /// `retro_line` tag, written so that the tokenizer can read it as nothing else: `<`, the
+    /// name, then `>` at once or after a space or tab and attribute bytes (ASCII, no quote,
+    /// `<`, `&`, backtick, `/` or control byte). Each is then that start tag, or text (an
+    /// aborted candidate, one past `max_tag_bytes`, or one inside a code span, a fence or
+    /// raw content): no end tag, self-closing tag, marker or other start tag. The held
+    /// line's end uses it (`StreamParser::take_line_end`, decision 99).
+    pub(crate) fn only_retro_line_starts(&self, b: &[u8]) -> bool {
+        let mut at = 0;
+        // (The search set up with the config: `<`, and `&` and backticks as configured.)
+        while let Some(i) = b.get(at..).and_then(|rest| self.text_search.find(rest)) {
+            let lt = at + i;
+            match b.get(lt) {
+                Some(b'<') => {}
+                // (A reference may decode to a newline.)
+                Some(b'&') => return false,
+                // A backtick: a code span's content is text, or read again as it is.
+                _ => {
+                    at = lt + 1;
+                    continue;
+                }
+            }
+            let mut name_end = lt + 1;
+            while b.get(name_end).is_some_and(|&c| is_name_char(c)) {
+                name_end += 1;
+            }
+            let mut gt = name_end;
+            while b.get(gt).is_some_and(|&c| is_tag_attr_byte(c)) {
+                gt += 1;
+            }
+            let name = b.get(lt + 1..name_end).unwrap_or_default();
+            if b.get(gt) != Some(&b'>')
+                || !name.first().is_some_and(u8::is_ascii_alphabetic)
+                || !(gt == name_end || matches!(b.get(name_end), Some(b' ' | b'\t')))
+                || !self.is_retro_line_name(name)
+            {
+                return false;
+            }
+            at = gt + 1;
+        }
+        true
+    }
+
+    /// Whether `name` (name chars) names a recognized, not raw, `retro_line` tag: a word
+    /// compare per such name, as `lookup` does in a short list, for a name of up to 8
+    /// bytes.
+    fn is_retro_line_name(&self, name: &[u8]) -> bool {
+        match pack_name(name) {
+            Some(w) => {
+                let w = if self.case_sensitive {
+                    w
+                } else {
+                    lowercase_word(w)
+                };
+                self.retro_line_short
+                    .iter()
+                    .any(|&(k, len)| k == w && len == name.len())
+            }
+            None => std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| self.lookup(n))
+                .and_then(|t| self.tags.get(t))
+                .is_some_and(|r| !r.raw && r.strategy == Strategy::RetroLine),
+        }
     }
 
     /// [`lookup`](Rules::lookup) of a name longer than a word, or in a longer list.
@@ -1247,6 +1350,93 @@ mod tests {
                         "{q:?} among {names:?}, case sensitive {case_sensitive}"
                     );
                 }
+            }
+        }
+    }
+
+    /// The held line's check (decision 99) lets through exactly the lines whose every `<`
+    /// starts a plain start tag of a `retro_line` tag: not an end tag, a self-closing tag,
+    /// another tag's start, a raw tag, a declaration, or a candidate the check cannot be
+    /// sure of (quotes, `/`, a reference, no `>` yet).
+    #[test]
+    fn only_retro_line_start_tags_let_a_line_end_join_the_queue() {
+        let long = "a_much_longer_citation_name";
+        let config = Config::default()
+            .with_tags(["cite", "note", long])
+            .unwrap()
+            .with_recovery("cite", Strategy::RetroLine)
+            .unwrap()
+            .with_recovery(long, Strategy::RetroLine)
+            .unwrap()
+            .with_recovery("note", Strategy::RetroClaim)
+            .unwrap()
+            .with_raw_tags(["think"])
+            .unwrap()
+            .with_aliases([("ref", "cite")])
+            .unwrap()
+            .with_markdown_code(true);
+        let pass = [
+            "",
+            "no tags at all, > and ]]> are text",
+            "a <cite id=1> b <cite id=2>",
+            "<cite>",
+            "x <CITE Id=7>",
+            "x <ref n=1>",
+            "<cite\tid=1 k=v-w.z:q>",
+            "code `<cite id=1>` span",
+            "<a_much_longer_citation_name id=3>",
+            "<A_MUCH_LONGER_CITATION_NAME>",
+        ];
+        let fail = [
+            "</cite>",
+            "a <cite id=1> b </cite>",
+            "<cite/>",
+            "<cite id=1/>",
+            "<cite id=\"1\">",
+            "<cite id='1'>",
+            "<cite src=a/b>",
+            "<note>",
+            "<think>",
+            "<b>",
+            "<citex>",
+            "<cite-x>",
+            "<cite",
+            "<cite id=1",
+            "a < b",
+            "<3",
+            "<!-- c -->",
+            "<![CDATA[x]]>",
+            "<?pi?>",
+            "<cite id=&amp;>",
+            "x &amp; y",
+            "<cite=1>",
+            "<cite id=1 <cite>",
+            "<cite id=\u{e9}>",
+            "<a_much_longer_citation_nam>",
+        ];
+        for case_sensitive in [false, true] {
+            let rules = Rules::new(
+                &config
+                    .clone()
+                    .with_case_sensitive_tags(case_sensitive)
+                    .unwrap(),
+            );
+            for line in pass {
+                let upper = line.bytes().any(|c| c.is_ascii_uppercase());
+                assert_eq!(
+                    rules.only_retro_line_starts(line.as_bytes()),
+                    !(case_sensitive && upper),
+                    "{line:?}, case sensitive {case_sensitive}"
+                );
+            }
+            for line in fail {
+                assert!(
+                    !rules.only_retro_line_starts(line.as_bytes()),
+                    "{line:?}, case sensitive {case_sensitive}"
+                );
+                // Anywhere in the line, after tags that pass.
+                let later = format!("ok <cite id=1> then {line}");
+                assert!(!rules.only_retro_line_starts(later.as_bytes()), "{later:?}");
             }
         }
     }

@@ -39,6 +39,11 @@ impl Queue {
     }
 
     /// Empties the queue, keeping its buffer.
+    /// Drops the bytes past the first `len` (an append that is taken back).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len as u32);
+    }
+
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.len = 0;
