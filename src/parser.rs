@@ -309,9 +309,9 @@ impl StreamParser {
     /// wait too (decision 95). The newline that ends a held line joins the queue too when
     /// the line's tags are all `retro_line` start tags and one of them pins the frontier
     /// ([`take_line_end`](StreamParser::take_line_end), decision 99). The next chunk that
-    /// goes through the machine feeds the queue first. Byte chunks are queued as they are: the queue is validated once, when it is
-    /// fed, which reports an invalid byte there (decision 68). Returns `false` (doing
-    /// nothing) otherwise.
+    /// goes through the machine feeds the queue first. Byte chunks are queued as they are:
+    /// the queue is validated once, when it is fed, which reports an invalid byte there
+    /// (decision 68). Returns `false` (doing nothing) otherwise.
     #[inline(always)]
     fn take_queued(&mut self, chunk: &[u8]) -> bool {
         let n = chunk.len();
