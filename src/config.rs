@@ -870,10 +870,6 @@ pub(crate) struct Rules {
     /// names (`<b>`, `<br>`, `</p>`…) have a length no recognized one has, and are turned
     /// away by one test instead of a scan or a hash.
     lens: u64,
-    /// The names (keys as in `lookup`) of up to 8 bytes of the recognized, not raw,
-    /// `retro_line` tags, packed as `lookup` packs them, with their lengths
-    /// ([`only_retro_line_starts`](Rules::only_retro_line_starts)).
-    retro_line_short: Vec<(u64, usize)>,
     pub(crate) case_sensitive: bool,
     pub(crate) unknown_mode: UnknownMode,
     pub(crate) autoclose_on_any_tag: bool,
@@ -979,16 +975,10 @@ impl Rules {
             names
         });
         let lens = lookup.keys().fold(0u64, |m, k| m | 1 << k.len().min(63));
-        let retro_line_short = lookup
-            .iter()
-            .filter(|(_, &id)| !tags[id].raw && tags[id].strategy == Strategy::RetroLine)
-            .filter_map(|(k, _)| Some((pack_name(k.as_bytes())?, k.len())))
-            .collect();
         let uses = |st: Strategy| tags.iter().any(|t| t.strategy == st);
         Rules {
             small,
             lens,
-            retro_line_short,
             uses_retro_line: uses(Strategy::RetroLine),
             uses_retro_claim: uses(Strategy::RetroClaim),
             tags,
@@ -1017,27 +1007,35 @@ impl Rules {
     /// The id of a recognized tag named `name` (as written in the input).
     #[inline(never)]
     pub(crate) fn lookup(&self, name: &str) -> Option<usize> {
+        self.lookup_short(name.as_bytes())
+            .unwrap_or_else(|| self.lookup_long(name))
+    }
+
+    /// [`lookup`](Rules::lookup) where it needs no string: a name of a length no
+    /// recognized one has, or one of up to 8 bytes in a short list. `None` where the long
+    /// lookup must answer.
+    #[inline(always)]
+    fn lookup_short(&self, n: &[u8]) -> Option<Option<usize>> {
         // (Lowercasing ASCII keeps the length.)
-        if self.lens >> name.len().min(63) & 1 == 0 {
-            return None;
+        if self.lens >> n.len().min(63) & 1 == 0 {
+            return Some(None);
         }
-        let n = name.as_bytes();
         // A name of up to 8 bytes in a short list is one word: one compare per configured
         // name (decision 65), where a byte loop took about 70 instructions a lookup.
         // (No packing for a hashed list.)
-        let Some((small, w)) = self.small.as_ref().and_then(|s| Some((s, pack_name(n)?))) else {
-            return self.lookup_long(name);
-        };
+        let (small, w) = self.small.as_ref().and_then(|s| Some((s, pack_name(n)?)))?;
         let w = if self.case_sensitive {
             w
         } else {
             lowercase_word(w)
         };
-        small
-            .short
-            .iter()
-            .find(|&&(k, len, _)| k == w && len == n.len())
-            .map(|&(_, _, id)| id)
+        Some(
+            small
+                .short
+                .iter()
+                .find(|&&(k, len, _)| k == w && len == n.len())
+                .map(|&(_, _, id)| id),
+        )
     }
 
     /// Whether every `<` in `b` (input the tokenizer will read from its text state, no
@@ -1084,27 +1082,17 @@ impl Rules {
         true
     }
 
-    /// Whether `name` (name chars) names a recognized, not raw, `retro_line` tag: a word
-    /// compare per such name, as `lookup` does in a short list, for a name of up to 8
-    /// bytes.
+    /// Whether `name` (name chars) names a recognized, not raw, `retro_line` tag (the
+    /// string for the long lookup made only where it is needed).
     fn is_retro_line_name(&self, name: &[u8]) -> bool {
-        match pack_name(name) {
-            Some(w) => {
-                let w = if self.case_sensitive {
-                    w
-                } else {
-                    lowercase_word(w)
-                };
-                self.retro_line_short
-                    .iter()
-                    .any(|&(k, len)| k == w && len == name.len())
-            }
-            None => std::str::from_utf8(name)
-                .ok()
-                .and_then(|n| self.lookup(n))
-                .and_then(|t| self.tags.get(t))
-                .is_some_and(|r| !r.raw && r.strategy == Strategy::RetroLine),
-        }
+        self.lookup_short(name)
+            .unwrap_or_else(|| {
+                std::str::from_utf8(name)
+                    .ok()
+                    .and_then(|n| self.lookup_long(n))
+            })
+            .and_then(|t| self.tags.get(t))
+            .is_some_and(|r| !r.raw && r.strategy == Strategy::RetroLine)
     }
 
     /// [`lookup`](Rules::lookup) of a name longer than a word, or in a longer list.
