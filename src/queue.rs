@@ -38,12 +38,12 @@ impl Queue {
         self.len == 0
     }
 
-    /// Empties the queue, keeping its buffer.
     /// Drops the bytes past the first `len` (an append that is taken back).
     pub(crate) fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len as u32);
     }
 
+    /// Empties the queue, keeping its buffer.
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.len = 0;
