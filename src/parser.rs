@@ -72,7 +72,7 @@ pub struct StreamParser {
     life: Life,
     /// Plain text bytes that may go straight to the builder with no flush (see
     /// `Builder::plain_budget`); 0 unless running with no partial character, and 0 while
-    /// the queue may take chunks (it has room: decision 70).
+    /// the queue may take chunks (`queue_room > 0`: decision 70).
     plain_budget: usize,
     /// The same budget whether or not a partial character waits (`plain_budget` is 0 then,
     /// so that the ASCII path does not run): byte chunks that complete one or end inside
@@ -81,14 +81,14 @@ pub struct StreamParser {
     /// Input taken by [`take_queued`](StreamParser::take_queued) and not yet fed to the
     /// tokenizer, at most `QUEUE_MAX` bytes: text chunks and byte chunks, not yet validated
     /// (byte chunks may split characters, and may not be UTF-8 at all: decision 68).
-    /// Its room (`Queue::room`) is how many more bytes `take_queued` may take: at most
-    /// `QUEUE_MAX`, and the room the last flush found (`Builder::line_pin_room`, else
-    /// `Builder::plain_budget`) less what was taken since; 0 while anything else has
-    /// changed the machine since that flush. While it is not 0, the plain budgets are
-    /// (decision 70).
     queue: crate::queue::Queue,
+    /// How many more bytes `take_queued` may take: at most `QUEUE_MAX`, and the room the
+    /// last flush found (`Builder::line_pin_room`, else `Builder::plain_budget`) less what
+    /// was taken since; 0 while anything else has changed the machine since that flush.
+    /// While it is not 0, the plain budgets are (decision 70).
+    queue_room: usize,
     /// The `text::STOP_*` bits that keep a chunk out of the queue, as the last flush found
-    /// them. Read only while the queue has room; every flush sets it afresh.
+    /// them. Read only while `queue_room > 0`; every flush sets it afresh.
     queue_stop: u8,
     /// `queue_stop`'s word test (`text::word_stop_words`), set with it.
     queue_xor: u64,
@@ -105,7 +105,7 @@ pub struct StreamParser {
     /// Whether the last flush held the line whole with a tag open: the chunk that ends the
     /// line may then join the queue, if a `retro_*` tag pins the frontier
     /// ([`take_line_end`](StreamParser::take_line_end), decision 99). Read only while
-    /// the queue has room; every flush sets it afresh.
+    /// `queue_room > 0`; every flush sets it afresh.
     line_join: bool,
     /// Chunks the split-character short path took (for tests).
     #[cfg(test)]
@@ -258,6 +258,7 @@ impl StreamParser {
             plain_budget: 0,
             text_budget: 0,
             queue: crate::queue::Queue::default(),
+            queue_room: 0,
             queue_stop: 0,
             queue_xor: 0,
             queue_keep: 0,
@@ -316,7 +317,7 @@ impl StreamParser {
         let n = chunk.len();
         // `n - 1 < room`: not empty (an empty chunk goes the full way: it still reports a
         // finished or poisoned parser) and within the room.
-        if n.wrapping_sub(1) >= self.queue.room() {
+        if n.wrapping_sub(1) >= self.queue_room {
             return false;
         }
         if let Some(w) = crate::text::word_of(chunk) {
@@ -348,6 +349,7 @@ impl StreamParser {
                 _ => return self.take_queued_long(chunk),
             }
         }
+        self.queue_room -= n;
         true
     }
 
@@ -361,6 +363,7 @@ impl StreamParser {
             return false;
         }
         self.queue.push_long(chunk);
+        self.queue_room -= chunk.len();
         true
     }
 
@@ -383,7 +386,7 @@ impl StreamParser {
         use crate::text::{STOP_AMP, STOP_GT};
         self.line_join = false;
         let n = chunk.len();
-        if n >= self.queue.room() || !self.builder.retro_pins() {
+        if n >= self.queue_room || !self.builder.retro_pins() {
             return false;
         }
         let Some(nl) = crate::text::find1(b'\n', chunk) else {
@@ -402,7 +405,7 @@ impl StreamParser {
             self.queue.truncate(before);
             return false;
         }
-        self.queue.spend(1);
+        self.queue_room -= n + 1;
         self.set_queue_stop(STOP_GT);
         #[cfg(test)]
         {
@@ -527,7 +530,7 @@ impl StreamParser {
         }
         self.plain_budget -= chunk.len();
         self.text_budget = self.plain_budget;
-        debug_assert!(self.queue.room() == 0, "plain budget with the queue on");
+        debug_assert!(self.queue_room == 0, "plain budget with the queue on");
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         self.src += chunk.len();
         self.utf8.consumed += chunk.len() as u64;
@@ -549,7 +552,7 @@ impl StreamParser {
         self.text_budget -= n;
         // The ASCII path (`try_append_plain`) only runs with no partial character.
         self.plain_budget = if waits { 0 } else { self.text_budget };
-        debug_assert!(self.queue.room() == 0, "plain budget with the queue on");
+        debug_assert!(self.queue_room == 0, "plain budget with the queue on");
         debug_assert!(self.builder.flush_is_noop(), "plain budget overrun");
         true
     }
@@ -683,7 +686,7 @@ impl StreamParser {
         self.builder.flush();
         let passes = self.tokenizer.passes_plain_text(&self.rules);
         debug_assert!(self.queue.is_empty());
-        self.queue.close();
+        self.queue_room = 0;
         self.queue_stop = 0;
         self.direct = false;
         self.line_join = false;
@@ -729,10 +732,10 @@ impl StreamParser {
             // 68). A character waiting in the decoder becomes the queue's head (below), and
             // its bytes so far count too.
             let room = if self.utf8.lossy { room / 3 } else { room };
-            let room = room
+            self.queue_room = room
                 .saturating_sub(self.utf8.partial().len())
                 .min(QUEUE_MAX);
-            if room > 0 {
+            if self.queue_room > 0 {
                 // The first time a line may wait: room for a line, in one step rather
                 // than by doubling from 8 bytes (decision 49).
                 self.queue.reserve_first(QUEUE_FIRST);
@@ -743,7 +746,6 @@ impl StreamParser {
                     self.queue.push(self.utf8.partial());
                     self.utf8.unfeed_partial();
                 }
-                self.queue.open(room);
                 // The queue takes what the plain budgets would (plain text has no newline
                 // and no `&`), but for a chunk past its room or one with a `>` where `>`
                 // stops it, which now goes the full way; and nothing may be appended past
@@ -884,7 +886,7 @@ impl StreamParser {
     fn start_full(&mut self, chunk: &[u8], whole: bool) -> Result<bool, Error> {
         self.check_running()?;
         self.builder.reserve_first_text(HELD_FIRST);
-        self.queue.close();
+        self.queue_room = 0;
         Ok(!self.queue.is_empty() && self.feed_queue_and(chunk, whole)?)
     }
 
@@ -1013,7 +1015,7 @@ impl StreamParser {
     pub fn finish(&mut self) -> Result<Events<'_>, Error> {
         self.plain_budget = 0;
         self.text_budget = 0;
-        self.queue.close();
+        self.queue_room = 0;
         self.direct = false;
         match self.life {
             Life::Finished => return Err(Error::Finished),
@@ -1887,9 +1889,9 @@ mod tests {
                     // While the queue may take chunks, the plain budgets are 0 (decision
                     // 70): a queued chunk need not clear them.
                     assert!(
-                        p.queue.room() == 0 || (p.plain_budget == 0 && p.text_budget == 0),
+                        p.queue_room == 0 || (p.plain_budget == 0 && p.text_budget == 0),
                         "{input:?} at {at}..{cut}: room {}, budgets {} / {}",
-                        p.queue.room(),
+                        p.queue_room,
                         p.plain_budget,
                         p.text_budget
                     );
@@ -2185,16 +2187,16 @@ mod tests {
                         let mut chunk = vec![b'a'; len];
                         chunk[at] = b;
                         p.queue.clear();
-                        p.queue.open(100);
+                        p.queue_room = 100;
                         p.set_queue_stop(stop);
                         let joined = p.take_queued(&chunk);
                         let what = format!("byte {b:#x} at {at} of {len}, stop {stop}");
                         assert_eq!(joined, !stops(b), "{what}");
                         if joined {
                             assert_eq!(p.queue.as_slice(), chunk, "{what}");
-                            assert_eq!(p.queue.room(), 100 - len, "{what}");
+                            assert_eq!(p.queue_room, 100 - len, "{what}");
                         } else {
-                            assert!(p.queue.is_empty() && p.queue.room() == 100, "{what}");
+                            assert!(p.queue.is_empty() && p.queue_room == 100, "{what}");
                         }
                     }
                 }
@@ -2343,9 +2345,7 @@ mod tests {
                     }
                     // A flush let the queue take chunks with a character waiting, which
                     // became the queue's head (decision 96).
-                    if p.queue.room() > 0
-                        && !p.queue.is_empty()
-                        && p.queue.len() != before + c.len()
+                    if p.queue_room > 0 && !p.queue.is_empty() && p.queue.len() != before + c.len()
                     {
                         assert!(!p.utf8.has_partial(), "{what}");
                         started_inside += 1;

@@ -17,11 +17,6 @@ pub(crate) struct Queue {
     /// joined chunk), and a 32-bit length widened cannot overflow when a word's end is
     /// added to it, so the word store needs no overflow test: decision 98.)
     len: u32,
-    /// The length up to which the parser may queue chunks: `len` plus the room the last
-    /// flush left and the appends since have not taken; `len` (no room) while the parser
-    /// may not. The room is not counted down by each append, so that the caller's loop
-    /// carries one changing field, `len`, not two (decision 101).
-    end: u32,
 }
 
 impl Queue {
@@ -43,42 +38,15 @@ impl Queue {
         self.len == 0
     }
 
-    /// How many more bytes the parser may queue.
-    #[inline(always)]
-    pub(crate) fn room(&self) -> usize {
-        debug_assert!(self.len <= self.end, "queued past the room");
-        self.end.wrapping_sub(self.len) as usize
-    }
-
-    /// Gives the parser room to queue `room` more bytes (at most a few KiB: `QUEUE_MAX`).
-    pub(crate) fn open(&mut self, room: usize) {
-        self.end = self
-            .len
-            .saturating_add(u32::try_from(room).unwrap_or(u32::MAX));
-    }
-
-    /// Leaves the parser no room to queue bytes.
-    #[inline]
-    pub(crate) fn close(&mut self) {
-        self.end = self.len;
-    }
-
-    /// Takes `n` bytes of the room without appending them (at most the room).
-    pub(crate) fn spend(&mut self, n: usize) {
-        self.end -= n as u32;
-    }
-
-    /// Drops the bytes past the first `len` (an append that is taken back), giving back
-    /// their room.
+    /// Drops the bytes past the first `len` (an append that is taken back).
     pub(crate) fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len as u32);
     }
 
-    /// Empties the queue, keeping its buffer, with no room.
+    /// Empties the queue, keeping its buffer.
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.len = 0;
-        self.end = 0;
     }
 
     /// The buffer's size.
@@ -220,30 +188,6 @@ mod tests {
                 assert!(q.is_empty());
             }
         }
-    }
-
-    /// The room is counted from the queue's end: appends take it, a truncation gives it
-    /// back, and closing or clearing leaves none, whatever is queued.
-    #[test]
-    fn appends_take_the_room_and_truncation_gives_it_back() {
-        let mut q = Queue::default();
-        assert_eq!(q.room(), 0);
-        q.reserve_first(64);
-        q.push(b"abc");
-        q.open(10);
-        assert_eq!(q.room(), 10);
-        q.push_byte(b'd');
-        q.push_word(crate::text::word_of(b"efgh").unwrap(), b"efgh");
-        assert_eq!((q.len(), q.room()), (8, 5));
-        q.spend(1);
-        assert_eq!(q.room(), 4);
-        q.truncate(5);
-        assert_eq!((q.as_slice(), q.room()), (&b"abcde"[..], 7));
-        q.close();
-        assert_eq!((q.len(), q.room()), (5, 0));
-        q.open(3);
-        q.clear();
-        assert_eq!((q.len(), q.room()), (0, 0));
     }
 
     #[test]
