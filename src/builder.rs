@@ -1811,17 +1811,13 @@ impl Builder {
             lo: base + (lo - a),
             hi: base + (hi - a),
         };
-        let mut next = self.started.pop();
-        loop {
-            let s = match next.take() {
-                Some(s) => s,
-                None => match self.pending.front() {
-                    Some(p) if p.start < f => match self.pending.pop_front() {
-                        Some(s) => s,
-                        None => break,
-                    },
-                    _ => break,
-                },
+        // The started span (at most one, before the pending ones) is taken first.
+        if let Some(s) = self.started.pop() {
+            self.pending.push_front(s);
+        }
+        while self.pending.front().is_some_and(|p| p.start < f) {
+            let Some(s) = self.pending.pop_front() else {
+                break;
             };
             let (lo, hi) = (s.start.max(pos), s.end.min(f));
             if lo > pos {
