@@ -61,8 +61,14 @@ def targets():
     rows = []
     def label(size):
         return size.replace("K", " KB").replace("M", " MB")
-    def row(target, value, ok, note=""):
-        rows.append(f"| {target} | {value} | {'met' if ok else 'not met'} | {note} |")
+    def row(target, value, ok, note="", ok_criterion=None):
+        # Where a ratio was read twice (interleaved rounds and criterion), a target the two
+        # readings disagree on is "at the line", not met or missed by the reading chosen.
+        if ok_criterion is None or ok_criterion == ok:
+            status = "met" if ok else "not met"
+        else:
+            status = "at the line"
+        rows.append(f"| {target} | {value} | {status} | {note} |")
     # The interleaved rounds of bench_extra.sh against kindaxml and quick-xml, where they exist
     # (criterion's ratio then goes in the note).
     versus = {(r["theirs"], r["size"]): r["median"] for r in extra_rows if r["kind"] == "wall_versus"}
@@ -71,11 +77,13 @@ def targets():
     if kx and p1:
         note = f"quick-xml's Reader: {kx / qx1:.1f}× kindaxml" if qx1 else ""
         v = versus.get(("kindaxml", 1048576))
+        crit_ok = None
         if v is not None:
             note = f"interleaved rounds; criterion: {kx / p1:.1f}×" + (f"; {note}" if note else "")
+            crit_ok = kx / p1 >= 50
         else:
             v = kx / p1
-        row("prose 1 MB: `parse` ≥ 50× kindaxml", f"{v:.1f}×", v >= 50, note)
+        row("prose 1 MB: `parse` ≥ 50× kindaxml", f"{v:.1f}×", v >= 50, note, crit_ok)
     for r in extra_rows:
         m = re.match(r"prose 10485760 bytes: ours ([\d.]+) ms .*kindaxml ([\d.]+) ms", r.get("line", ""))
         if r["kind"] == "vs_kindaxml" and m:
@@ -86,12 +94,14 @@ def targets():
     for size, nbytes in (("1M", 1048576), ("10M", 10485760)):
         wf, q = med(f"prose/{size}", "parse_wellformed"), med(f"prose/{size}", "quickxml_wellformed")
         if wf and q:
-            v, note = versus.get(("quickxml", nbytes)), ""
+            v, note, crit_ok = versus.get(("quickxml", nbytes)), "", None
             if v is not None:
                 note = f"interleaved rounds; criterion: {q / wf:.2f}×"
+                crit_ok = q / wf >= 1.0
             else:
                 v = q / wf
-            row(f"prose {label(size)}: `parse` ≥ 1.0× quick-xml (same bytes)", f"{v:.2f}×", v >= 1.0, note)
+            row(f"prose {label(size)}: `parse` ≥ 1.0× quick-xml (same bytes)", f"{v:.2f}×", v >= 1.0, note,
+                crit_ok)
     # Stream ratios: the interleaved rounds of bench_extra.sh where they exist (a burst of
     # load during one of criterion's back-to-back measurements skews its ratio), criterion
     # for the sizes they do not cover (10 MB); criterion's ratios are given in the note.
@@ -125,7 +135,8 @@ def targets():
                 if coll:
                     note += ("; collected and parsed once: "
                              + ", ".join(f"{s} {coll[s]:.2f}×" for s, _ in vals if s in coll))
-                row(f"{shape}, {n}-byte chunks ≥ {goal}× one-shot", value, min(v for _, v in vals) >= goal, note)
+                row(f"{shape}, {n}-byte chunks ≥ {goal}× one-shot", value, min(v for _, v in vals) >= goal, note,
+                    min(v for _, v in crit) >= goal if inter and crit else None)
     for size in ("64K", "1M"):
         pl, mc = med(f"plain/{size}", "parse"), med(f"plain/{size}", "memchr_floor")
         if pl and mc:
@@ -150,7 +161,9 @@ def targets():
     return (["## Targets in this run\n",
              "The performance targets (footprint and allocations: `tests/footprint.rs` and the",
              "allocation table below), as this run measured them. The stream rows give each size",
-             "measured; the quick-xml notes give quick-xml's own ratio in the same run.\n",
+             "measured; the quick-xml notes give quick-xml's own ratio in the same run. A ratio",
+             "read both from interleaved rounds and from criterion is \"at the line\" where the",
+             "two readings fall on different sides of its target.\n",
              "| target | this run | status | note |", "|---|---|---|---|"] + rows + [""])
 
 def order(g):
