@@ -235,7 +235,7 @@ static LEX: [[u8; 256]; 10] = {
 /// (having decided nothing) for any other candidate, which `LEX` then lexes.
 ///
 /// It decides what `LEX` would, in fewer steps: the table's loop takes a phase change as a
-/// branch that goes the other way (about seven a tag, each a misprediction) and a load that
+/// branch that goes the other way (about seven a tag, often mispredicted) and a load that
 /// waits on the last. Within those bytes the phases cannot abort past the name (after the
 /// name only an unquoted `<`, a blank line or a non-ASCII char's room can, and `>` completes
 /// in every phase, quoted or not: `Phase::step`), so what remains to check is the name:
@@ -1924,6 +1924,17 @@ mod tests {
         }
     }
 
+    /// A seeded xorshift64* generator, for the random strings of the lexer tests.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
+
     /// `lex_tag` (the `LEX` table, the blank-line state looked up backwards) against the
     /// per-char lexer it replaced: every start state, every string of up to 3 chars from an
     /// alphabet with a member of every byte class (names, whitespace of each kind, `=`,
@@ -1974,14 +1985,8 @@ mod tests {
                 check(&s, &mut checked);
             }
         }
-        // Longer strings, seeded (xorshift64*): blank lines and long runs appear at length > 3.
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        };
+        // Longer strings, seeded: blank lines and long runs appear at length > 3.
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..4000 {
             s.clear();
             let len = next() % 25;
@@ -2042,13 +2047,7 @@ mod tests {
             .map(|&n| Rules::new(&Config::default().with_max_tag_bytes(n).unwrap()))
             .collect();
         let tok = Tokenizer::new(&rules[0]);
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let (mut checked, mut usual) = (0, 0);
         let mut s = String::new();
         for _ in 0..20_000 {
