@@ -241,7 +241,8 @@ static LEX: [[u8; 256]; 10] = {
 /// in every phase, quoted or not: `Phase::step`), so what remains to check is the name:
 /// name chars, ended by `>`, by `/` right before the `>`, or by whitespace. The rest is
 /// searched 8 bytes at a time (DESIGN.md, decision 103).
-// Bounds: `k < end <= bytes.len()` before each index.
+// Bounds: every index is below `end <= bytes.len()`: `k < end` (or `k + 1 < end`) is tested
+// before it, or `k` is a flagged byte of the 8 read from `bytes[k..end]`.
 #[allow(clippy::indexing_slicing)]
 #[inline]
 fn lex_usual(bytes: &[u8], start: usize, end: usize, phase: Phase) -> Option<usize> {
