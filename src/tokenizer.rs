@@ -266,8 +266,8 @@ fn lex_usual(bytes: &[u8], start: usize, end: usize, phase: Phase) -> Option<usi
         _ => return None,
     }
     // Past the name: the first `>`, `<`, newline or non-ASCII byte, which must be a `>`.
+    use crate::text::WORD_HIGH as HIGH;
     const LO: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |x: u64| x.wrapping_sub(LO) & !x & HIGH;
     k += 1;
     while let Some(w) = bytes.get(k..end).and_then(|r| r.first_chunk::<8>()) {
