@@ -6,13 +6,15 @@
 //! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
 //! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`) and, with a chunk size,
 //! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
-//! hands out tokens, instead of byte chunks fed with `update_bytes`), and `ours_stops` (byte
+//! hands out tokens, instead of byte chunks fed with `update_bytes`), `ours_stops` (byte
 //! chunks cut after each `>` and newline, the bytes that can end the queue in this
 //! configuration: about one update per tag or line, so its count over one-shot's is what the
 //! updates cost without the per-chunk path of token-sized chunks; the cuts are found before
-//! the timed runs, and the chunk size is ignored), and `collect` (byte chunks appended to a
-//! buffer sized for the whole input, then validated and parsed once: the same chunks
-//! received without streaming, `corpus::collected`). `ITERS=0` only
+//! the timed runs, and the chunk size is ignored), `ours_lines` (the same, cut after each
+//! newline only: one update per line, so its time over one-shot's is what a stream pays per
+//! line, and a 4-byte stream's time over its own is what the chunks cost: decision 105), and
+//! `collect` (byte chunks appended to a buffer sized for the whole input, then validated and
+//! parsed once: the same chunks received without streaming, `corpus::collected`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
 //! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
 //! the configuration of the scaling benches; `PRESET=default`, `Config::default()` with
@@ -56,14 +58,17 @@ fn main() {
         _ => corpus::compat_config(),
     };
     let theirs = corpus::kindaxml_config();
-    // `ours_stops`: where each chunk ends.
-    let stops: Vec<usize> = if engine == "ours_stops" {
-        memchr::memchr2_iter(b'>', b'\n', input.as_bytes())
+    // `ours_stops` and `ours_lines`: where each chunk ends.
+    let stops: Vec<usize> = match engine.as_str() {
+        "ours_stops" => memchr::memchr2_iter(b'>', b'\n', input.as_bytes())
             .map(|i| i + 1)
             .chain([input.len()])
-            .collect()
-    } else {
-        Vec::new()
+            .collect(),
+        "ours_lines" => memchr::memchr_iter(b'\n', input.as_bytes())
+            .map(|i| i + 1)
+            .chain([input.len()])
+            .collect(),
+        _ => Vec::new(),
     };
     // `WARMUP`: one untimed run first, so that every timed run finds the heap already grown
     // (a timing of few runs otherwise charges the first one's page faults to its size). One
@@ -80,7 +85,7 @@ fn main() {
             "quickxml" => corpus::quick_xml_events(&input),
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
-            "ours_stops" => {
+            "ours_stops" | "ours_lines" => {
                 let mut p = StreamParser::new(&config);
                 let mut k = 0;
                 let mut at = 0;
