@@ -58,18 +58,13 @@ fn main() {
         _ => corpus::compat_config(),
     };
     let theirs = corpus::kindaxml_config();
-    // `ours_stops` and `ours_lines`: where each chunk ends.
-    let stops: Vec<usize> = match engine.as_str() {
-        "ours_stops" => memchr::memchr2_iter(b'>', b'\n', input.as_bytes())
-            .map(|i| i + 1)
-            .chain([input.len()])
-            .collect(),
-        "ours_lines" => memchr::memchr_iter(b'\n', input.as_bytes())
-            .map(|i| i + 1)
-            .chain([input.len()])
-            .collect(),
+    // `ours_stops` and `ours_lines`: where each chunk ends (after each byte it is cut at).
+    let cut_at: Vec<usize> = match engine.as_str() {
+        "ours_stops" => memchr::memchr2_iter(b'>', b'\n', input.as_bytes()).collect(),
+        "ours_lines" => memchr::memchr_iter(b'\n', input.as_bytes()).collect(),
         _ => Vec::new(),
     };
+    let stops: Vec<usize> = cut_at.iter().map(|i| i + 1).chain([input.len()]).collect();
     // `WARMUP`: one untimed run first, so that every timed run finds the heap already grown
     // (a timing of few runs otherwise charges the first one's page faults to its size). One
     // loop, so the parse inlines into it as it would without the warm-up.
