@@ -22,6 +22,9 @@ extra = os.path.join(os.path.dirname(__file__), "..", "target", "bench-extra.jso
 extra_rows = [json.loads(l) for l in open(extra) if l.strip()] if os.path.exists(extra) else []
 
 def fmt_time(ns):
+    # Rounded to 3 significant digits before the unit is chosen, so that 999.6 µs reads
+    # "1 ms", not "1e+03 µs".
+    ns = float(f"{ns:.3g}")
     for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if ns >= div:
             return f"{ns / div:.3g} {unit}"
