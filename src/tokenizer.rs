@@ -1936,6 +1936,20 @@ mod tests {
         }
     }
 
+    /// Refills `s` with a random string of fewer than `max_len` pieces: one draw of `next`
+    /// for the length, then one per piece, which `pick` maps to the piece.
+    fn random_string(
+        s: &mut String,
+        next: &mut impl FnMut() -> u64,
+        max_len: u64,
+        pick: impl Fn(u64) -> &'static str,
+    ) {
+        s.clear();
+        for _ in 0..next() % max_len {
+            s.push_str(pick(next()));
+        }
+    }
+
     /// `lex_tag` (the `LEX` table, the blank-line state looked up backwards) against the
     /// per-char lexer it replaced: every start state, every string of up to 3 chars from an
     /// alphabet with a member of every byte class (names, whitespace of each kind, `=`,
@@ -1989,18 +2003,15 @@ mod tests {
         // Longer strings, seeded: blank lines and long runs appear at length > 3.
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..4000 {
-            s.clear();
-            let len = next() % 25;
-            for _ in 0..len {
-                // Half the picks from the whitespace and newline members, so blank lines come up.
-                let r = next();
+            // Half the picks from the whitespace and newline members, so blank lines come up.
+            random_string(&mut s, &mut next, 25, |r| {
                 let pick = if r % 2 == 0 {
                     7 + (r >> 8) % 5
                 } else {
                     (r >> 8) % n as u64
                 };
-                s.push_str(ALPHABET[usize::try_from(pick).unwrap()]);
-            }
+                ALPHABET[usize::try_from(pick).unwrap()]
+            });
             check(&s, &mut checked);
             // Cut in two at each char boundary: the second call resumes from the first's state.
             for cut in (1..s.len()).filter(|&c| s.is_char_boundary(c)) {
@@ -2052,17 +2063,13 @@ mod tests {
         let (mut checked, mut usual) = (0, 0);
         let mut s = String::new();
         for _ in 0..20_000 {
-            s.clear();
-            let len = next() % 41;
-            for _ in 0..len {
-                let r = next();
-                let pick = if r % 16 == 0 {
+            random_string(&mut s, &mut next, 41, |r| {
+                if r % 16 == 0 {
                     RARE[usize::try_from((r >> 8) % RARE.len() as u64).unwrap()]
                 } else {
                     COMMON[usize::try_from((r >> 8) % COMMON.len() as u64).unwrap()]
-                };
-                s.push_str(pick);
-            }
+                }
+            });
             for rules in &rules {
                 for (phase, after_nl) in [
                     (Phase::Name, false),
