@@ -7,7 +7,11 @@
 //!
 //! Exit status: 0 ok, 2 usage or configuration error, 1 I/O error or invalid UTF-8.
 
+mod alloc;
 mod count;
+
+#[global_allocator]
+static ALLOC: alloc::Cached = alloc::Cached;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -320,6 +324,7 @@ fn run() -> Result<(), Fail> {
 }
 
 fn main() -> ExitCode {
+    alloc::keep_heap_top();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(Fail::Pipe) => ExitCode::SUCCESS,
