@@ -4,7 +4,7 @@
 Usage: scripts/bench_table.py > BENCHMARKS.md   (run after scripts/benchmarks.sh)
 Medians are quoted; ratios compare benchmarks of the same group from the same run.
 """
-import json, os, platform, re, subprocess, sys, datetime, collections
+import json, os, platform, re, subprocess, sys, datetime, collections, statistics
 
 root = os.path.join(os.path.dirname(__file__), "..", "target", "criterion")
 groups = collections.OrderedDict()
@@ -158,7 +158,18 @@ def targets():
             if "kxml1_s" in r:
                 one = (r['kxml_bytes'] / r['kxml1_s']) / (r['qx_bytes'] / r['qx_s'])
                 note = f"on {r['threads']} threads (decision 71); {one:.2f}× on one"
-            row("… and ≥ 1.0× the quick-xml counter", f"{ratio:.2f}×", ratio >= 1.0, note)
+            # The rounds read as the other interleaved ratios are (decisions 75 and 81): each
+            # round's kxml against the same round's quick-xml run, then the median of those
+            # ratios. It is the second reading (decision 104): where it and the ratio of the
+            # medians fall on different sides of 1.0×, the target is at the line.
+            paired_ok = None
+            if r.get("kxml_rounds") and len(r["kxml_rounds"]) == len(r.get("qx_rounds", [])):
+                paired = statistics.median(
+                    (r['kxml_bytes'] / k) / (r['qx_bytes'] / q)
+                    for k, q in zip(r["kxml_rounds"], r["qx_rounds"]))
+                note += f"; median of the rounds' paired ratios: {paired:.2f}×"
+                paired_ok = paired >= 1.0
+            row("… and ≥ 1.0× the quick-xml counter", f"{ratio:.2f}×", ratio >= 1.0, note, paired_ok)
     if not rows:
         return []
     return (["## Targets in this run\n",
@@ -347,7 +358,9 @@ if extra_rows:
         rounds = len(listed[0]["kxml_rounds"]) if listed else 7
         listing = " (every round's time below the table, in the order run)" if listed else ""
         out.append(f"Reader counting events, one thread); medians of {rounds} alternating rounds, peak RSS over")
-        out.append(f"them{listing}.\n")
+        out.append(f"them{listing}. `kxml` takes blocks of up to 256 bytes from per-thread lists and")
+        out.append("keeps glibc from trimming its heap's top (decision 107); the quick-xml counter reuses one")
+        out.append("buffer and hardly allocates.\n")
         out.append("| program | input | median | MB/s | peak RSS | kxml / quick-xml |")
         out.append("|---|---|---|---|---|---|")
         for r in whole:
