@@ -815,7 +815,7 @@ const SMALL_LOOKUP: usize = 8;
 
 /// The names of a short list ([`SMALL_LOOKUP`]), as `lookup` keys them: those of up to 8
 /// bytes packed into a word ([`pack_name`]) with their length, the others as bytes.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct SmallNames {
     short: Vec<(u64, usize, usize)>,
     long: Vec<(Box<[u8]>, usize)>,
@@ -850,7 +850,7 @@ fn lowercase_word(w: u64) -> u64 {
 type NameMap<V> = HashMap<Box<str>, V, std::hash::BuildHasherDefault<NameHasher>>;
 
 /// One recognized tag, compiled.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct TagRule {
     pub(crate) name: Arc<str>,
     pub(crate) strategy: Strategy,
@@ -859,7 +859,7 @@ pub(crate) struct TagRule {
 }
 
 /// A [`Config`] compiled for lookups: shared by every parser made from it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Rules {
     pub(crate) tags: Vec<TagRule>,
     lookup: NameMap<usize>,

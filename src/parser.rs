@@ -235,6 +235,44 @@ impl Config {
     }
 }
 
+impl CompiledConfig {
+    /// A copy of this compiled configuration in allocations of its own, tag names
+    /// included, for the parsers of another thread.
+    ///
+    /// Every annotation holds its tag's name by reference count, so each tag a parser opens
+    /// raises the count of that name in its configuration, and each annotation dropped
+    /// lowers it. Parsers on different cores sharing one configuration write the same
+    /// cache lines for every tag; a thread that makes its own copy, on that thread, writes
+    /// only its own. It parses exactly as `self` does. `kxml`'s parallel count does this on
+    /// every thread (DESIGN.md, decision 108).
+    ///
+    /// ```
+    /// use kindaxml_stream::{parse, Config, StreamParser};
+    /// let config = Config::default().with_tags(["cite"])?;
+    /// let shared = config.compile();
+    /// let doc = std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let own = shared.unshared();
+    ///         let mut p = StreamParser::from_compiled(&own);
+    ///         let mut events: Vec<_> = p.update("Grass is green <cite id=2>.").unwrap().collect();
+    ///         events.extend(p.finish().unwrap());
+    ///         kindaxml_stream::Document::from_events(events)
+    ///     })
+    ///     .join()
+    ///     .unwrap()
+    /// });
+    /// assert_eq!(doc, parse("Grass is green <cite id=2>.", &config));
+    /// # Ok::<(), kindaxml_stream::ConfigError>(())
+    /// ```
+    pub fn unshared(&self) -> CompiledConfig {
+        let mut rules = Rules::clone(&self.0);
+        for tag in &mut rules.tags {
+            tag.name = Arc::from(&*tag.name);
+        }
+        CompiledConfig(Arc::new(rules))
+    }
+}
+
 impl StreamParser {
     /// A parser for `config` (compiled on its first use, then shared: DESIGN.md, decision
     /// 35).

@@ -2,7 +2,8 @@
 
 mod common;
 
-use common::Rng;
+use common::soup::{random_config, random_input};
+use common::{random_cuts, split_at, Rng};
 use kindaxml_stream::{
     parse, Close, Config, ConfigError, Document, Error, Event, Strategy, StreamParser,
 };
@@ -626,4 +627,61 @@ fn a_config_reused_then_changed_parses_by_its_current_settings() {
         cited(&parse(input, &none)),
         owned(&[("Sky is blue <cite id=1>. <note>Check</note> done", &[])])
     );
+}
+
+/// `CompiledConfig::unshared` (DESIGN.md, decision 108): a copy made on another thread parses
+/// as the original does, whole and in random chunks, under random configurations, and its
+/// annotations name their tags from its own strings, not the original's.
+#[test]
+fn an_unshared_compiled_config_parses_the_same_from_its_own_names() {
+    let mut rng = Rng::new(common::seed(108));
+    let mut named = 0;
+    let cases = common::cases(600);
+    for case in 0..cases {
+        let config = random_config(&mut rng);
+        let n = 1 + rng.below(30);
+        let input = random_input(&mut rng, n);
+        let want = parse(&input, &config);
+        let shared = config.compile();
+        let k = rng.below(12);
+        let cuts = random_cuts(&mut rng, input.len(), k);
+        let got = std::thread::scope(|s| {
+            s.spawn(|| {
+                let own = shared.unshared();
+                let mut p = StreamParser::from_compiled(&own);
+                let mut doc = Document::new();
+                for piece in split_at(input.as_bytes(), &cuts) {
+                    doc.extend(p.update_bytes(piece).expect("valid UTF-8"));
+                }
+                doc.extend(p.finish().expect("finish"));
+                doc
+            })
+            .join()
+            .expect("the parsing thread")
+        });
+        assert_eq!(got, want, "case {case}: {input:?} cut at {cuts:?}");
+        let pairs = got
+            .segments()
+            .iter()
+            .zip(want.segments())
+            .flat_map(|(a, b)| a.annotations().iter().zip(b.annotations()))
+            .chain(
+                got.markers()
+                    .iter()
+                    .zip(want.markers())
+                    .map(|(a, b)| (a.annotation(), b.annotation())),
+            );
+        for (a, b) in pairs {
+            assert_eq!(a.tag(), b.tag());
+            assert_ne!(
+                a.tag().as_ptr(),
+                b.tag().as_ptr(),
+                "case {case}: `{}` shared",
+                a.tag()
+            );
+            named += 1;
+        }
+    }
+    // (About one annotation in every other input; 370 of them with the default seed.)
+    assert!(4 * named > cases, "only {named} annotations compared");
 }
