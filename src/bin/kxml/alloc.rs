@@ -240,9 +240,9 @@ mod tests {
         let cap = CLASS_BYTES / 192;
         // (On its own thread, so that nothing else uses the lists meanwhile.)
         std::thread::spawn(move || unsafe {
-            let before = listed(11);
             let p = a.alloc(layout);
             assert!(!p.is_null());
+            let before = listed(11);
             a.dealloc(p, layout);
             assert_eq!(listed(11), before + 1);
             // A request of another size in the same class gets the same block.
