@@ -218,6 +218,11 @@ mod tests {
         LISTS.with(|l| l.len[c].get())
     }
 
+    /// Runs `f` on a thread of its own, whose lists nothing else uses meanwhile.
+    fn on_a_new_thread(f: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(f).join().unwrap();
+    }
+
     #[test]
     fn classes_round_up_to_16_and_stop_at_256() {
         let block = |size, align| {
@@ -238,8 +243,7 @@ mod tests {
         let a = Cached;
         let layout = annotation();
         let cap = CLASS_BYTES / 192;
-        // (On its own thread, so that nothing else uses the lists meanwhile.)
-        std::thread::spawn(move || unsafe {
+        on_a_new_thread(move || unsafe {
             let p = a.alloc(layout);
             assert!(!p.is_null());
             let before = listed(11);
@@ -268,15 +272,13 @@ mod tests {
             for p in again {
                 a.dealloc(p, layout);
             }
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
     fn zeroed_blocks_are_zero_even_when_reused() {
         let a = Cached;
-        std::thread::spawn(move || unsafe {
+        on_a_new_thread(move || unsafe {
             let layout = Layout::from_size_align(100, 8).unwrap();
             let p = a.alloc(layout);
             ptr::write_bytes(p, 0xAB, 100);
@@ -289,9 +291,7 @@ mod tests {
             let r = a.alloc_zeroed(big);
             assert!(std::slice::from_raw_parts(r, 4096).iter().all(|&b| b == 0));
             a.dealloc(r, big);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
     #[test]
@@ -327,14 +327,12 @@ mod tests {
         let layout = annotation();
         let p = unsafe { a.alloc(layout) } as usize;
         unsafe { ptr::write_bytes(p as *mut u8, 7, 192) };
-        std::thread::spawn(move || unsafe {
+        on_a_new_thread(move || unsafe {
             a.dealloc(p as *mut u8, layout);
             let q = a.alloc(layout);
             assert_eq!(q as usize, p);
             ptr::write_bytes(q, 9, 192);
             a.dealloc(q, layout);
-        })
-        .join()
-        .unwrap();
+        });
     }
 }
