@@ -83,7 +83,7 @@ const KEEP_TOP: usize = 1 << 20;
 /// glibc returns the heap's top to the system once more than its trim threshold (128 KiB
 /// at first) is free there; the count's larger buffers (an update's text, its events) come
 /// and go at the top, so a 100 MB count shrank and regrew the heap about 500 times and
-/// faulted its pages back in: 3,434 page faults on one thread against 247 with this
+/// faulted its pages back in: 3,434 page faults on one thread against 249 with this
 /// (decision 107). Freeing a block that glibc had to map on its own (past its mapping
 /// threshold, 128 KiB at first) raises both thresholds: the mapping threshold to the
 /// block's size and the trim threshold to twice that (glibc's dynamic mapping threshold,
