@@ -477,6 +477,133 @@ pub fn quick_xml_events(input: &str) -> usize {
     }
 }
 
+/// The document [`quick_xml_document`] builds: what `parse()` gives on a well-formed input
+/// with [`compat_config`] (text as written, entities and CDATA included; a recognized
+/// element an annotation over its text, a recognized empty element a marker; unknown tags
+/// dropped), owned, in the leanest form we found: one text string, and the rest as ranges
+/// and indices into flat lists, so that an annotation costs no allocation of its own, a
+/// segment 32 bytes and no reference count, and dropping it all five frees.
+#[derive(Debug, Default)]
+pub struct QxDocument {
+    /// The output text.
+    pub text: String,
+    /// Each segment: its range of `text`, and its range of `stacks` (the annotations that
+    /// cover it, outermost first). Adjacent runs under equal annotations are one segment.
+    pub segments: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// Indices into `annotations`.
+    pub stacks: Vec<u32>,
+    /// Each marker: its position in `text`, and its index into `annotations`.
+    pub markers: Vec<(usize, u32)>,
+    pub annotations: Vec<QxAnnotation>,
+    /// The attribute names and values of every annotation, one after another.
+    pub attr_text: String,
+    /// Each attribute: its name's and its value's range of `attr_text`.
+    pub attr_pairs: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+}
+
+/// One recognized tag of a [`QxDocument`].
+#[derive(Debug)]
+pub struct QxAnnotation {
+    /// Index into the tag names given to [`quick_xml_document`].
+    pub tag: u32,
+    /// Its range of `attr_pairs`.
+    pub attrs: std::ops::Range<usize>,
+    /// The byte offset of its `<` in the input.
+    pub source_offset: usize,
+}
+
+/// quick-xml's Reader building the same document as `parse()` with [`compat_config`] on a
+/// well-formed input (tests/corpus.rs checks that it is the same), with `tags` recognized:
+/// the work quick-xml's event loop leaves out (attributes read, text and annotations kept)
+/// added to it, so that `parse()` can be compared with quick-xml doing the same job
+/// (DESIGN.md, decision 109). It follows only the rules a well-formed input needs (no
+/// recovery, no trimming), and skips quick-xml's duplicate-attribute check.
+pub fn quick_xml_document(input: &str, tags: &[&str]) -> QxDocument {
+    use quick_xml::events::{BytesStart, Event};
+    fn annotate(d: &mut QxDocument, e: &BytesStart, tag: usize, at: u64) -> u32 {
+        let from = d.attr_pairs.len();
+        let mut attrs = e.attributes();
+        attrs.with_checks(false);
+        for a in attrs {
+            let a = a.expect("well-formed attribute");
+            let k = d.attr_text.len();
+            d.attr_text.push_str(a.key.0);
+            let v = d.attr_text.len();
+            d.attr_text.push_str(&a.value);
+            d.attr_pairs.push((k..v, v..d.attr_text.len()));
+        }
+        d.annotations.push(QxAnnotation {
+            tag: tag as u32,
+            attrs: from..d.attr_pairs.len(),
+            source_offset: at as usize,
+        });
+        (d.annotations.len() - 1) as u32
+    }
+    // Ends the text run since `from` under the annotations `open`: one more segment, or
+    // the last one longer if it has the same annotations.
+    fn flush(d: &mut QxDocument, open: &[u32], from: &mut usize) {
+        let end = d.text.len();
+        if end == *from {
+            return;
+        }
+        if let Some((text, stack)) = d.segments.last_mut() {
+            if d.stacks[stack.clone()] == *open {
+                text.end = end;
+                *from = end;
+                return;
+            }
+        }
+        let s = d.stacks.len();
+        d.stacks.extend_from_slice(open);
+        d.segments.push((*from..end, s..d.stacks.len()));
+        *from = end;
+    }
+    let recognized = |name: &str| tags.iter().position(|t| *t == name);
+    let mut r = quick_xml::Reader::from_str(input);
+    // (The text is at most the input: its room taken at once, as a caller would.)
+    let mut d = QxDocument {
+        text: String::with_capacity(input.len()),
+        ..QxDocument::default()
+    };
+    let mut open: Vec<u32> = Vec::new();
+    let mut from = 0;
+    loop {
+        let at = r.buffer_position();
+        match r.read_event().expect("well-formed input") {
+            Event::Text(t) => d.text.push_str(&t),
+            Event::CData(t) => d.text.push_str(&t),
+            Event::GeneralRef(t) => {
+                d.text.push('&');
+                d.text.push_str(&t);
+                d.text.push(';');
+            }
+            Event::Start(e) => {
+                let Some(k) = recognized(e.name().0) else {
+                    continue;
+                };
+                flush(&mut d, &open, &mut from);
+                let a = annotate(&mut d, &e, k, at);
+                open.push(a);
+            }
+            Event::End(e) if recognized(e.name().0).is_some() => {
+                flush(&mut d, &open, &mut from);
+                open.pop();
+            }
+            Event::Empty(e) => {
+                let Some(k) = recognized(e.name().0) else {
+                    continue;
+                };
+                let a = annotate(&mut d, &e, k, at);
+                d.markers.push((d.text.len(), a));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    flush(&mut d, &open, &mut from);
+    d
+}
+
 /// The baseline for chunked input that gives up streaming: byte chunks of `n` bytes (as
 /// the stream benches cut them) appended to a buffer, which is then validated and parsed
 /// once. The buffer is sized for the whole input up front, which favours the baseline: a

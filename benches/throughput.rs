@@ -1,6 +1,7 @@
 //! Throughput, side by side in one run: our `parse()`, our `StreamParser` at 1-, 4- and
-//! 64-byte chunks, kindaxml 0.1.0's `parse`, quick-xml's Reader (and our `parse`) on the
-//! shape's well-formed variant, and a memchr scan for `<`, on generated LLM-like corpora.
+//! 64-byte chunks, kindaxml 0.1.0's `parse`, quick-xml's Reader (its event loop, and the
+//! same loop building our document) and our `parse` on the shape's well-formed variant, and a
+//! memchr scan for `<`, on generated LLM-like corpora.
 //!
 //! `cargo bench --bench throughput` (set `KXS_BENCH_SHAPES=prose,dense` and
 //! `KXS_BENCH_SIZES=1K,64K,10M` to pick shapes and sizes). Each benchmark asserts its
@@ -15,7 +16,8 @@ use kindaxml_stream::{parse, Config, Document, StreamParser};
 #[path = "corpus.rs"]
 mod corpus;
 use corpus::{
-    collected, compat_config, corpus, kindaxml_config, quick_xml_events, scaling_config, Shape,
+    collected, compat_config, corpus, kindaxml_config, quick_xml_document, quick_xml_events,
+    scaling_config, Shape,
 };
 
 fn chunked(config: &Config, input: &str, size: usize) -> usize {
@@ -99,6 +101,17 @@ fn bench_shape(c: &mut Criterion, shape: Shape) {
         });
         g.bench_function("parse_wellformed", |b| {
             b.iter(|| black_box(parse(black_box(&wf), &config)))
+        });
+        // quick-xml's Reader building the document `parse_wellformed` builds, in a lean owned
+        // form (`corpus::quick_xml_document`; tests/corpus.rs checks it is the same
+        // document): our `parse` against quick-xml doing the same job (decision 109).
+        let tags = ["cite", "note", "todo"];
+        assert_eq!(
+            quick_xml_document(&wf, &tags).segments.len(),
+            parse(&wf, &config).segments().len()
+        );
+        g.bench_function("quickxml_document", |b| {
+            b.iter(|| black_box(quick_xml_document(black_box(&wf), &tags)))
         });
         g.bench_function("memchr_floor", |b| {
             b.iter(|| black_box(memchr::memchr_iter(b'<', black_box(input.as_bytes())).count()))

@@ -4,6 +4,7 @@
 //! `ENGINE` picks what runs on the input, for instruction counts under callgrind
 //! (`scripts/bench_extra.sh`): `ours` (default), `ours_wf` (ours on the well-formed variant of
 //! the shape), `quickxml` (quick-xml's Reader event loop on the well-formed variant),
+//! `quickxml_doc` (quick-xml's Reader building the document `ours_wf` builds, decision 109),
 //! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`) and, with a chunk size,
 //! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
 //! hands out tokens, instead of byte chunks fed with `update_bytes`), `ours_stops` (byte
@@ -37,7 +38,7 @@ fn main() {
     let engine = std::env::var("ENGINE").unwrap_or_else(|_| "ours".into());
     let preset = std::env::var("PRESET").unwrap_or_default();
     let input = match engine.as_str() {
-        "ours_wf" | "quickxml" => corpus::well_formed(shape, size, 1),
+        "ours_wf" | "quickxml" | "quickxml_doc" => corpus::well_formed(shape, size, 1),
         _ if preset == "raw" => format!("<think>{}</think>", corpus::corpus(shape, size, 1)),
         _ => corpus::corpus(shape, size, 1),
     };
@@ -78,6 +79,9 @@ fn main() {
         }
         n += match engine.as_str() {
             "quickxml" => corpus::quick_xml_events(&input),
+            "quickxml_doc" => corpus::quick_xml_document(&input, &["cite", "note", "todo"])
+                .segments
+                .len(),
             "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
             "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
             "ours_stops" | "ours_lines" => {

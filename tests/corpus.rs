@@ -156,3 +156,105 @@ fn open_quote_variant_closes_every_attribute() {
     }
     assert!(values * 25 >= (64 << 10) - 64, "{values} attributes");
 }
+
+/// A document as plain values: its text, each segment's text with its annotations (tag and
+/// attributes, outermost first), and each marker's position with its tag and attributes.
+type Plain = (
+    String,
+    Vec<(String, Vec<(String, Vec<(String, String)>)>)>,
+    Vec<(usize, String, Vec<(String, String)>)>,
+);
+
+fn plain_ours(d: &kindaxml_stream::Document) -> Plain {
+    let ann = |a: &kindaxml_stream::Annotation| {
+        let attrs = a.attrs().iter();
+        let attrs = attrs.map(|(k, v)| (k.to_string(), v.as_str().unwrap().to_string()));
+        (a.tag().to_string(), attrs.collect())
+    };
+    (
+        d.text().to_string(),
+        d.segments()
+            .iter()
+            .map(|s| {
+                (
+                    s.text().to_string(),
+                    s.annotations().iter().map(ann).collect(),
+                )
+            })
+            .collect(),
+        d.markers()
+            .iter()
+            .map(|m| {
+                let (tag, attrs) = ann(m.annotation());
+                (m.pos(), tag, attrs)
+            })
+            .collect(),
+    )
+}
+
+fn plain_quick_xml(d: &corpus::QxDocument, tags: &[&str]) -> Plain {
+    let ann = |i: u32| {
+        let a = &d.annotations[i as usize];
+        let attrs = d.attr_pairs[a.attrs.clone()].iter();
+        let attrs =
+            attrs.map(|(k, v)| (d.attr_text[k.clone()].into(), d.attr_text[v.clone()].into()));
+        (tags[a.tag as usize].to_string(), attrs.collect())
+    };
+    (
+        d.text.clone(),
+        d.segments
+            .iter()
+            .map(|(t, s)| {
+                (
+                    d.text[t.clone()].to_string(),
+                    d.stacks[s.clone()].iter().map(|&i| ann(i)).collect(),
+                )
+            })
+            .collect(),
+        d.markers
+            .iter()
+            .map(|&(pos, i)| {
+                let (tag, attrs) = ann(i);
+                (pos, tag, attrs)
+            })
+            .collect(),
+    )
+}
+
+/// The quick-xml program the benches compare `parse()` with on equal work
+/// (`corpus::quick_xml_document`, DESIGN.md decision 109) gives the document `parse()` gives,
+/// segment for segment, on every shape's well-formed variant, and its annotations point at
+/// their tags.
+#[test]
+fn quick_xml_document_is_the_document_parse_gives() {
+    let tags = ["cite", "note", "todo"];
+    let config = corpus::compat_config();
+    for shape in Shape::ALL {
+        for size in SIZES {
+            let xml = well_formed(shape, size, 3);
+            let qx = corpus::quick_xml_document(&xml, &tags);
+            let ours = kindaxml_stream::parse(&xml, &config);
+            // (The shapes with recognized tags have one in every KiB or less.)
+            let tagged = [Shape::Prose, Shape::Dense, Shape::Unicode, Shape::OneLine];
+            assert!(
+                qx.annotations.len() * 1000 >= size || !tagged.contains(&shape),
+                "{}: {} annotations",
+                shape.name(),
+                qx.annotations.len()
+            );
+            assert_eq!(
+                plain_quick_xml(&qx, &tags),
+                plain_ours(&ours),
+                "{} at {size}",
+                shape.name()
+            );
+            for a in &qx.annotations {
+                let at = &xml[a.source_offset..];
+                assert!(
+                    at.starts_with(&format!("<{}", tags[a.tag as usize])),
+                    "{at:.20}"
+                );
+            }
+        }
+    }
+}
