@@ -200,6 +200,12 @@ pub(crate) struct Builder {
     pub(crate) events: Vec<Event>,
     /// Changed since the last flush (a flush of an unchanged builder emits nothing).
     dirty: bool,
+    /// Emissions take the general path only, never the flat one (for tests).
+    #[cfg(test)]
+    pub(crate) general_only: bool,
+    /// Emissions the flat path took (for tests).
+    #[cfg(test)]
+    pub(crate) flat_taken: usize,
 }
 
 impl Builder {
@@ -233,6 +239,10 @@ impl Builder {
             pool: None,
             events: Vec::new(),
             dirty: false,
+            #[cfg(test)]
+            general_only: false,
+            #[cfg(test)]
+            flat_taken: 0,
         }
     }
 
@@ -1538,7 +1548,14 @@ impl Builder {
     #[allow(clippy::indexing_slicing, clippy::string_slice)]
     #[inline(never)]
     fn emit_range<O: Out>(&mut self, f: usize, last: bool, out: &mut O) {
-        if self.emit_inside_open(f, last, out) || (O::FLAT && self.emit_flat(f, last, out)) {
+        if self.emit_inside_open(f, last, out)
+            || (self.flat_on()
+                && if self.markers.front().is_some_and(|m| m.pos <= f) {
+                    self.emit_flat::<O, true>(f, last, out)
+                } else {
+                    self.emit_flat::<O, false>(f, last, out)
+                })
+        {
             return;
         }
         let a = self.held_start;
@@ -1768,22 +1785,25 @@ impl Builder {
     }
 
     /// [`emit_range`](Builder::emit_range) where no two spans that reach into
-    /// `[held_start, f)` overlap (each starts at or after the end of the one before), no
-    /// open tag started before `f` and no marker is due: each segment then has one
-    /// annotation or none, so the segments are the gaps between the spans and the spans'
-    /// parts, in order. Postfix cites that each claim the text back to the one before make
-    /// such chains, and a stream emits a few links of one at each cite. The general
-    /// emission gives the same segments, but sets up its lists of covering spans for each
-    /// emission, from about 4 KiB of code (decision 102). Returns `false` (doing nothing)
-    /// otherwise.
+    /// `[held_start, f)` overlap (each starts at or after the end of the one before) and no
+    /// open tag started before `f`: each segment then has one annotation or none, so the
+    /// segments are the gaps between the spans and the spans' parts, in order, each cut
+    /// where a marker is due (`MARKERS`: some marker is due by `f`), the marker pushed
+    /// before the text from its position on. Postfix cites that each claim the text back
+    /// to the one before make such chains, and a stream emits a few links of one at each
+    /// cite; closed tags side by side, with self-closing ones between them, make them in
+    /// `parse()`'s slices. The general emission gives the same segments and markers, but
+    /// sets up its lists of covering spans for each emission, from about 4 KiB of code
+    /// (decisions 102 and 110). Returns `false` (doing nothing) otherwise.
     #[inline(never)]
-    fn emit_flat<O: Out>(&mut self, f: usize, last: bool, out: &mut O) -> bool {
+    fn emit_flat<O: Out, const MARKERS: bool>(
+        &mut self,
+        f: usize,
+        last: bool,
+        out: &mut O,
+    ) -> bool {
         let a = self.held_start;
-        if f <= a
-            || self.started.len() > 1
-            || self.open.front().is_some_and(|t| t.p < f)
-            || self.markers.front().is_some_and(|m| m.pos <= f)
-        {
+        if f <= a || self.started.len() > 1 || self.open.front().is_some_and(|t| t.p < f) {
             return false;
         }
         let mut spans = 0;
@@ -1821,7 +1841,7 @@ impl Builder {
             };
             let (lo, hi) = (s.start.max(pos), s.end.min(f));
             if lo > pos {
-                out.push_text(&mut self.events, text(pos, lo), pos, SegAnnotations::Zero);
+                self.flat_text::<O, MARKERS>(out, &text, pos, lo, SegAnnotations::Zero);
                 pos = lo;
             }
             if hi > lo {
@@ -1833,20 +1853,77 @@ impl Builder {
                 } else {
                     s.ann
                 };
-                out.push_text(
-                    &mut self.events,
-                    text(lo, hi),
-                    lo,
-                    SegAnnotations::One([ann]),
-                );
+                let ann = SegAnnotations::One([ann]);
+                self.flat_text::<O, MARKERS>(out, &text, lo, hi, ann);
                 pos = hi;
             }
         }
         if pos < f {
-            out.push_text(&mut self.events, text(pos, f), pos, SegAnnotations::Zero);
+            self.flat_text::<O, MARKERS>(out, &text, pos, f, SegAnnotations::Zero);
+        }
+        if MARKERS {
+            self.markers_due(out, f);
         }
         self.emitted(f, adopted);
+        #[cfg(test)]
+        {
+            self.flat_taken += 1;
+        }
         true
+    }
+
+    /// Whether [`emit_flat`](Builder::emit_flat) may be tried (tests turn it off to compare
+    /// the two paths).
+    #[inline(always)]
+    fn flat_on(&self) -> bool {
+        #[cfg(test)]
+        if self.general_only {
+            return false;
+        }
+        true
+    }
+
+    /// [`emit_flat`](Builder::emit_flat)'s text `[lo, hi)` with `ann` or no annotation,
+    /// cut at each marker due inside it, each marker pushed before the text from its
+    /// position on: the segments and markers the general path gives.
+    #[inline(always)]
+    fn flat_text<O: Out, const MARKERS: bool>(
+        &mut self,
+        out: &mut O,
+        text: &impl Fn(usize, usize) -> SegText,
+        mut lo: usize,
+        hi: usize,
+        annotations: SegAnnotations,
+    ) {
+        if MARKERS {
+            loop {
+                match self.markers.front() {
+                    Some(m) if m.pos <= lo => {
+                        if let Some(m) = self.markers.pop_front() {
+                            out.push(&mut self.events, Event::Marker(m));
+                        }
+                    }
+                    Some(m) if m.pos < hi => {
+                        // (A piece before the last takes a clone of the annotations.)
+                        let cut = m.pos;
+                        out.push_text(&mut self.events, text(lo, cut), lo, annotations.clone());
+                        lo = cut;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        out.push_text(&mut self.events, text(lo, hi), lo, annotations);
+    }
+
+    /// Pushes the markers at or before `pos`.
+    #[inline(always)]
+    fn markers_due<O: Out>(&mut self, out: &mut O, pos: usize) {
+        while self.markers.front().is_some_and(|m| m.pos <= pos) {
+            if let Some(m) = self.markers.pop_front() {
+                out.push(&mut self.events, Event::Marker(m));
+            }
+        }
     }
 
     /// After an emission up to `f`: the emitted text leaves the buffer (an adopted buffer
@@ -1876,12 +1953,6 @@ pub(crate) trait Out {
     /// `parse()`'s document, whose segments are ranges of one buffer that it joins where
     /// they meet without copying.
     const INLINE: bool;
-    /// Whether an emission tries [`emit_flat`](Builder::emit_flat) before the general
-    /// path: for events, whose emissions bring a few segments each, where the general
-    /// path's set-up is most of the cost; not for `parse()`'s document, emitted once per
-    /// 64 KiB slice, where one overlap or marker anywhere fails the check, after a walk
-    /// over all the slice's spans (decision 102).
-    const FLAT: bool;
     fn push(&mut self, events: &mut Vec<Event>, e: Event);
     /// `push(Event::Text(..))` from the segment's parts (the document takes them as they
     /// are: `Document::push_text`).
@@ -1909,7 +1980,6 @@ pub(crate) struct ToEvents;
 
 impl Out for ToEvents {
     const INLINE: bool = true;
-    const FLAT: bool = true;
     #[inline(always)]
     fn push(&mut self, events: &mut Vec<Event>, e: Event) {
         events.push(e);
@@ -1921,7 +1991,6 @@ impl Out for ToEvents {
 
 impl Out for Document {
     const INLINE: bool = false;
-    const FLAT: bool = false;
     #[inline(always)]
     fn push(&mut self, _: &mut Vec<Event>, e: Event) {
         Document::push(self, e);

@@ -1148,7 +1148,12 @@ impl StreamParser {
 /// # Ok::<(), kindaxml_stream::ConfigError>(())
 /// ```
 pub fn parse(input: &str, config: &Config) -> Document {
-    let mut parser = StreamParser::new(config);
+    parse_with(&mut StreamParser::new(config), input)
+}
+
+/// [`parse`] with a new `parser` (tests set its switches first, and read its counts after).
+#[inline(always)]
+fn parse_with(parser: &mut StreamParser, input: &str) -> Document {
     // The builder emits straight into the document (no event list in between).
     let mut doc = Document::new();
     // Nothing is read before the end, so an input of up to 64 KiB goes through the machine
@@ -2530,6 +2535,78 @@ mod tests {
             doc.extend(p.finish().unwrap());
             assert_eq!(doc, parse(input, config));
         }
+    }
+
+    /// The flat emission (decisions 102 and 110) gives what the general one gives: every
+    /// configuration of `queue_configs`, seeded random inputs of tags (spans side by side,
+    /// nested, crossing; markers inside and between spans, at their ends and starts;
+    /// unclosed and stray tags) and text, parsed whole and streamed in random chunks, with
+    /// the flat path allowed and with it off. The documents must be equal, and so must
+    /// the streams' events, one by one (the flat path cuts segments at markers as the
+    /// general one does). The flat path must be taken in both `parse()` and the streams.
+    #[test]
+    fn the_flat_emission_gives_what_the_general_one_gives() {
+        let pieces = [
+            "<cite id=1>",
+            "</cite>",
+            " <cite>",
+            "<note>",
+            "</note>",
+            "<todo/>",
+            "<todo id=2 owner=\"ana\"/>",
+            "<term/>",
+            "<b>",
+            "</x>",
+            "We shipped",
+            " it",
+            " last week",
+            ".",
+            ", ",
+            " 日本語",
+            "\n",
+            "\n\n",
+            "&amp;",
+            "<![CDATA[a<b]]>",
+            "<think>",
+            "</think>",
+        ];
+        let mut state = common_seed();
+        let (mut flat_parse, mut flat_stream) = (0, 0);
+        for config in queue_configs() {
+            for case in 0..1000 {
+                let mut input = String::new();
+                for _ in 0..1 + roll(&mut state, 24) {
+                    input.push_str(pieces[roll(&mut state, pieces.len())]);
+                }
+                let general = || {
+                    let mut p = StreamParser::new(&config);
+                    p.builder.general_only = true;
+                    p
+                };
+                let mut whole = StreamParser::new(&config);
+                let doc = parse_with(&mut whole, &input);
+                assert_eq!(doc, parse_with(&mut general(), &input), "{input:?}");
+                flat_parse += whole.builder.flat_taken;
+                let size = 1 + case % 7;
+                let (mut a, mut b) = (StreamParser::new(&config), general());
+                let (mut ea, mut eb) = (Vec::new(), Vec::new());
+                for c in input.as_bytes().chunks(size) {
+                    ea.extend(a.update_bytes(c).unwrap());
+                    eb.extend(b.update_bytes(c).unwrap());
+                }
+                ea.extend(a.finish().unwrap());
+                eb.extend(b.finish().unwrap());
+                assert_eq!(ea, eb, "{input:?} in chunks of {size}");
+                assert_eq!(Document::from_events(ea), doc, "{input:?}");
+                flat_stream += a.builder.flat_taken;
+                assert_eq!(b.builder.flat_taken, 0);
+            }
+        }
+        // (About two in three parses take it, at their one emission, and more in chunks.)
+        assert!(
+            flat_parse > 4000 && flat_stream > 8000,
+            "{flat_parse} / {flat_stream}"
+        );
     }
 
     /// The seed of the random tests (`KXS_SEED` overrides it).
