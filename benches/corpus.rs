@@ -482,7 +482,7 @@ pub fn quick_xml_events(input: &str) -> usize {
 /// element an annotation over its text, a recognized empty element a marker; unknown tags
 /// dropped), owned, in the leanest form we found: one text string, and the rest as ranges
 /// and indices into flat lists, so that an annotation costs no allocation of its own, a
-/// segment 32 bytes and no reference count, and dropping it all five frees.
+/// segment 32 bytes and no reference count, and dropping it all seven frees.
 #[derive(Debug, Default)]
 pub struct QxDocument {
     /// The output text.

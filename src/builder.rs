@@ -1820,7 +1820,9 @@ impl Builder {
             spans += 1;
         }
         if last {
-            out.reserve(&mut self.events, 2 * spans + 1, 0);
+            // (As the general path reserves: the markers due are at most all of them.)
+            let markers = if MARKERS { self.markers.len() } else { 0 };
+            out.reserve(&mut self.events, 2 * spans + 1, markers);
         }
         let (buf, base) = self.take_text_out_of_line(f, last);
         let adopted = buf.adopted();

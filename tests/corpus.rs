@@ -157,19 +157,22 @@ fn open_quote_variant_closes_every_attribute() {
     assert!(values * 25 >= (64 << 10) - 64, "{values} attributes");
 }
 
-/// A document as plain values: its text, each segment's text with its annotations (tag and
-/// attributes, outermost first), and each marker's position with its tag and attributes.
+/// An annotation as plain values: its tag, its attributes and the offset of its `<`.
+type PlainAnnotation = (String, Vec<(String, String)>, usize);
+
+/// A document as plain values: its text, each segment's text with its annotations
+/// (outermost first), and each marker's position with its annotation.
 type Plain = (
     String,
-    Vec<(String, Vec<(String, Vec<(String, String)>)>)>,
-    Vec<(usize, String, Vec<(String, String)>)>,
+    Vec<(String, Vec<PlainAnnotation>)>,
+    Vec<(usize, PlainAnnotation)>,
 );
 
 fn plain_ours(d: &kindaxml_stream::Document) -> Plain {
     let ann = |a: &kindaxml_stream::Annotation| {
         let attrs = a.attrs().iter();
         let attrs = attrs.map(|(k, v)| (k.to_string(), v.as_str().unwrap().to_string()));
-        (a.tag().to_string(), attrs.collect())
+        (a.tag().to_string(), attrs.collect(), a.source_offset())
     };
     (
         d.text().to_string(),
@@ -184,10 +187,7 @@ fn plain_ours(d: &kindaxml_stream::Document) -> Plain {
             .collect(),
         d.markers()
             .iter()
-            .map(|m| {
-                let (tag, attrs) = ann(m.annotation());
-                (m.pos(), tag, attrs)
-            })
+            .map(|m| (m.pos(), ann(m.annotation())))
             .collect(),
     )
 }
@@ -198,7 +198,11 @@ fn plain_quick_xml(d: &corpus::QxDocument, tags: &[&str]) -> Plain {
         let attrs = d.attr_pairs[a.attrs.clone()].iter();
         let attrs =
             attrs.map(|(k, v)| (d.attr_text[k.clone()].into(), d.attr_text[v.clone()].into()));
-        (tags[a.tag as usize].to_string(), attrs.collect())
+        (
+            tags[a.tag as usize].to_string(),
+            attrs.collect(),
+            a.source_offset,
+        )
     };
     (
         d.text.clone(),
@@ -211,20 +215,14 @@ fn plain_quick_xml(d: &corpus::QxDocument, tags: &[&str]) -> Plain {
                 )
             })
             .collect(),
-        d.markers
-            .iter()
-            .map(|&(pos, i)| {
-                let (tag, attrs) = ann(i);
-                (pos, tag, attrs)
-            })
-            .collect(),
+        d.markers.iter().map(|&(pos, i)| (pos, ann(i))).collect(),
     )
 }
 
 /// The quick-xml program the benches compare `parse()` with on equal work
 /// (`corpus::quick_xml_document`, DESIGN.md decision 109) gives the document `parse()` gives,
-/// segment for segment, on every shape's well-formed variant, and its annotations point at
-/// their tags.
+/// segment for segment, on every shape's well-formed variant, annotations and their source
+/// offsets included, and those offsets point at their tags.
 #[test]
 fn quick_xml_document_is_the_document_parse_gives() {
     let tags = ["cite", "note", "todo"];
