@@ -1628,11 +1628,7 @@ impl Builder {
                     ends = Some(cur.iter().map(|&k| Reverse((active[k].end, k))).collect());
                 }
             }
-            while self.markers.front().is_some_and(|m| m.pos <= pos) {
-                if let Some(m) = self.markers.pop_front() {
-                    out.push(&mut self.events, Event::Marker(m));
-                }
-            }
+            self.markers_due(out, pos);
             if pos >= f {
                 break;
             }
@@ -1918,7 +1914,7 @@ impl Builder {
         out.push_text(&mut self.events, text(lo, hi), lo, annotations);
     }
 
-    /// Pushes the markers at or before `pos`.
+    /// Pushes the markers at or before `pos` (both emission paths).
     #[inline(always)]
     fn markers_due<O: Out>(&mut self, out: &mut O, pos: usize) {
         while self.markers.front().is_some_and(|m| m.pos <= pos) {
