@@ -1895,12 +1895,8 @@ impl Builder {
     ) {
         if MARKERS {
             loop {
+                self.markers_due(out, lo);
                 match self.markers.front() {
-                    Some(m) if m.pos <= lo => {
-                        if let Some(m) = self.markers.pop_front() {
-                            out.push(&mut self.events, Event::Marker(m));
-                        }
-                    }
                     Some(m) if m.pos < hi => {
                         // (A piece before the last takes a clone of the annotations.)
                         let cut = m.pos;
