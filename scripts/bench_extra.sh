@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Measurements criterion cannot sample, written to target/bench-extra.jsonl for
-# bench_table.py: kindaxml 0.1.0 at 10 MB (quadratic: seconds per run), and whole-process
-# `kxml --format count` against a quick-xml program counting events in the same shape of file.
+# bench_table.py: kindaxml 0.1.0 at 10 MB (quadratic: seconds per run), whole-process
+# `kxml --format count` against a quick-xml program counting events in the same shape of file,
+# and whole processes parsing a prose file next to kindaxml and the floor of reading it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --features cli --bin kxml --example gen_corpus --example quickxml_count --example vs_kindaxml
+cargo build --release --quiet --features cli --bin kxml --example gen_corpus --example quickxml_count --example vs_kindaxml \
+  --example whole_process
 out=target/bench-extra.jsonl
 : > "$out"
 for spec in "prose 1M" "prose 10M" "dense 1M"; do
@@ -49,6 +51,33 @@ for shape in prose unicode; do
   kb=$(stat -c %s "$dir/in.txt"); qb=$(stat -c %s "$dir/in.xml")
   echo "$shape: kxml count: ${kt}s (${krss} KB) on $threads threads, ${k1t}s (${k1rss} KB) on 1; quick-xml count: ${qt}s (${qrss} KB)"
   echo "{\"kind\":\"whole_process\",\"shape\":\"$shape\",\"threads\":$threads,\"kxml_s\":$kt,\"kxml_rss_kb\":$krss,\"kxml1_s\":$k1t,\"kxml1_rss_kb\":$k1rss,\"kxml_bytes\":$kb,\"qx_s\":$qt,\"qx_rss_kb\":$qrss,\"qx_bytes\":$qb,\"kxml_rounds\":[$krounds],\"kxml1_rounds\":[$k1rounds],\"qx_rounds\":[$qrounds]}" >> "$out"
+done
+# The issue's own frame: whole processes that read a file of prose and print only counts
+# (`examples/whole_process.rs`), at 1 and 10 MB: kindaxml 0.1.0's `parse`, our `parse()` on
+# one thread, and the floor any program in this frame pays, reading the file (as a `String`:
+# UTF-8 checked) and finding every `<` with memchr. kindaxml over the floor bounds the ratio
+# any parser can reach here (DESIGN.md, decision 111). The three take turns, 15 rounds at
+# 1 MB and 5 at 10 MB (where one kindaxml run takes seconds); medians and every round.
+for size in 1M 10M; do
+  ./target/release/examples/gen_corpus prose $size > "$dir/frame.txt"
+  rounds=15; if [ "$size" = 10M ]; then rounds=5; fi
+  ft=""; ot=""; xt=""
+  for _ in $(seq $rounds); do
+    for mode in memchr ours kindaxml; do
+      # bash's own clock: reading it forks nothing, which at 1 MB would add a millisecond.
+      t0=$EPOCHREALTIME
+      MODE=$mode ./target/release/examples/whole_process "$dir/frame.txt" > /dev/null
+      t1=$EPOCHREALTIME
+      t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}')
+      case $mode in memchr) ft+="$t"$'\n' ;; ours) ot+="$t"$'\n' ;; kindaxml) xt+="$t"$'\n' ;; esac
+    done
+  done
+  list() { printf '%s' "$1" | paste -sd, -; }
+  fr=$(list "$ft"); or=$(list "$ot"); xr=$(list "$xt")
+  fm=$(printf '%s' "$ft" | median); om=$(printf '%s' "$ot" | median); xm=$(printf '%s' "$xt" | median)
+  bytes=$(stat -c %s "$dir/frame.txt")
+  echo "whole process, prose $size: floor ${fm}s, parse ${om}s, kindaxml ${xm}s"
+  echo "{\"kind\":\"whole_frame\",\"shape\":\"prose\",\"bytes\":$bytes,\"floor_s\":$fm,\"ours_s\":$om,\"kindaxml_s\":$xm,\"floor_rounds\":[$fr],\"ours_rounds\":[$or],\"kindaxml_rounds\":[$xr]}" >> "$out"
 done
 rm -rf "$dir"
 
