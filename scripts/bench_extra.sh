@@ -15,7 +15,10 @@ for spec in "prose 1M" "prose 10M" "dense 1M"; do
   echo "{\"kind\":\"vs_kindaxml\",\"line\":\"$line\"}" >> "$out"
 done
 dir=$(mktemp -d)
+# (The 100 MB inputs are removed on any exit, not only on success.)
+trap 'rm -rf "$dir"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+list() { printf '%s' "$1" | paste -sd, -; }
 # Prose (the target's shape) and non-Latin text (where UTF-8 validation weighs most). `kxml`
 # counts a file on every core by default (DESIGN.md, decision 71), and on one with
 # `--threads 1`; the three programs take turns, 15 rounds (7 before DESIGN.md decision 79), so
@@ -45,7 +48,6 @@ for shape in prose unicode; do
     done
   done
   # Every round, in order, for the table.
-  list() { printf '%s' "$1" | paste -sd, -; }
   krounds=$(list "$kt"); k1rounds=$(list "$k1t"); qrounds=$(list "$qt")
   kt=$(printf '%s' "$kt" | median); k1t=$(printf '%s' "$k1t" | median); qt=$(printf '%s' "$qt" | median)
   kb=$(stat -c %s "$dir/in.txt"); qb=$(stat -c %s "$dir/in.xml")
@@ -55,31 +57,35 @@ done
 # The issue's own frame: whole processes that read a file of prose and print only counts
 # (`examples/whole_process.rs`), at 1 and 10 MB: kindaxml 0.1.0's `parse`, our `parse()` on
 # one thread, and the floor any program in this frame pays, reading the file (as a `String`:
-# UTF-8 checked) and finding every `<` with memchr. kindaxml over the floor bounds the ratio
-# any parser can reach here (DESIGN.md, decision 111). The three take turns, 15 rounds at
+# UTF-8 checked) and finding every `<` with memchr. kindaxml's time over the floor's is about
+# the most any parser of the file can reach here (DESIGN.md, decision 111). The three take turns, 15 rounds at
 # 1 MB and 5 at 10 MB (where one kindaxml run takes seconds); medians and every round.
+# The clock in microseconds: bash 5's own (reading it forks nothing, where a `date` process
+# would add about a millisecond at 1 MB; its decimal point follows the locale), else `date`.
+# Sets NOW (no command substitution: that would fork too).
+now_us() {
+  if [ -n "${EPOCHREALTIME:-}" ]; then NOW=${EPOCHREALTIME/[.,]/}; else NOW=$(( $(date +%s%N) / 1000 )); fi
+}
+rm -f "$dir"/in.*
 for size in 1M 10M; do
   ./target/release/examples/gen_corpus prose $size > "$dir/frame.txt"
   rounds=15; if [ "$size" = 10M ]; then rounds=5; fi
   ft=""; ot=""; xt=""
   for _ in $(seq $rounds); do
     for mode in memchr ours kindaxml; do
-      # bash's own clock: reading it forks nothing, which at 1 MB would add a millisecond.
-      t0=$EPOCHREALTIME
+      now_us; t0=$NOW
       MODE=$mode ./target/release/examples/whole_process "$dir/frame.txt" > /dev/null
-      t1=$EPOCHREALTIME
-      t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}')
+      now_us; us=$(( NOW - t0 ))
+      t=$(printf '%d.%06d' $(( us / 1000000 )) $(( us % 1000000 )))
       case $mode in memchr) ft+="$t"$'\n' ;; ours) ot+="$t"$'\n' ;; kindaxml) xt+="$t"$'\n' ;; esac
     done
   done
-  list() { printf '%s' "$1" | paste -sd, -; }
   fr=$(list "$ft"); or=$(list "$ot"); xr=$(list "$xt")
   fm=$(printf '%s' "$ft" | median); om=$(printf '%s' "$ot" | median); xm=$(printf '%s' "$xt" | median)
   bytes=$(stat -c %s "$dir/frame.txt")
   echo "whole process, prose $size: floor ${fm}s, parse ${om}s, kindaxml ${xm}s"
   echo "{\"kind\":\"whole_frame\",\"shape\":\"prose\",\"bytes\":$bytes,\"floor_s\":$fm,\"ours_s\":$om,\"kindaxml_s\":$xm,\"floor_rounds\":[$fr],\"ours_rounds\":[$or],\"kindaxml_rounds\":[$xr]}" >> "$out"
 done
-rm -rf "$dir"
 
 # Scaling in instructions (callgrind counts instructions, not seconds: repeatable whatever
 # else the machine does), 512 KiB against 2 MiB, the configuration of the scaling benches.

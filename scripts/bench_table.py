@@ -65,8 +65,17 @@ def frame_note(nbytes):
     r = next((r for r in extra_rows if r["kind"] == "whole_frame" and r["bytes"] == nbytes), None)
     if not r:
         return ""
-    return (f"; whole process: `parse` {times(r['kindaxml_s'] / r['ours_s'])}, reading the file and "
+    return (f"whole process: `parse` {times(r['kindaxml_s'] / r['ours_s'])}, reading the file and "
             f"finding every `<` {times(r['kindaxml_s'] / r['floor_s'])}")
+
+def joined(*parts):
+    """A note from its non-empty parts."""
+    return "; ".join(p for p in parts if p)
+
+def paired(xs, ys):
+    """The median of the rounds' ratios xs[i] / ys[i] (both sides of a round timed together)."""
+    q = sorted(x / y for x, y in zip(xs, ys))
+    return q[(len(q) - 1) // 2] if q else None
 
 def times(x):
     """A ratio to kindaxml: one decimal below 100×, none from there."""
@@ -101,7 +110,7 @@ def targets():
             crit_ok = kx / p1 >= 50
         else:
             v = kx / p1
-        note += frame_note(1048576)
+        note = joined(note, frame_note(1048576))
         row("prose 1 MB: `parse` ≥ 50× kindaxml", f"{v:.1f}×", v >= 50, note, crit_ok)
     for r in extra_rows:
         m = re.match(r"prose 10485760 bytes: ours ([\d.]+) ms .*kindaxml ([\d.]+) ms", r.get("line", ""))
@@ -109,7 +118,7 @@ def targets():
             ours, theirs = float(m.group(1)), float(m.group(2))
             qx10 = med("prose/10M", "quickxml_wellformed")
             note = f"quick-xml's Reader: {theirs * 1e6 / qx10:.0f}× kindaxml" if qx10 else ""
-            note += frame_note(10485760)
+            note = joined(note, frame_note(10485760))
             row("prose 10 MB: `parse` ≥ 500× kindaxml", f"{theirs / ours:.0f}×", theirs / ours >= 500, note)
     for size, nbytes in (("1M", 1048576), ("10M", 10485760)):
         wf, q = med(f"prose/{size}", "parse_wellformed"), med(f"prose/{size}", "quickxml_wellformed")
@@ -259,7 +268,7 @@ if extra_rows:
     vs = [r["line"] for r in extra_rows if r["kind"] == "vs_kindaxml"]
     if vs:
         out.append("## kindaxml at sizes criterion cannot sample\n")
-        out.append("`cargo run --release --example vs_kindaxml -- SHAPE SIZE` (medians of 5 runs, kindaxml of 3):\n")
+        out.append("`cargo run --release --example vs_kindaxml -- SHAPE SIZE` (medians of 5 runs of ours after 10 untimed ones, as criterion warms up, and of 3 of kindaxml, after one untimed where a run takes under a second):\n")
         out.append("```text")
         out.extend(vs)
         out.append("```\n")
@@ -414,18 +423,22 @@ if extra_rows:
         out.append("## Whole process, as the issue measured its baselines\n")
         out.append("Each program reads a file of prose and prints only counts (`examples/whole_process.rs`):")
         out.append("kindaxml 0.1.0's `parse`, our `parse()` on one thread, and the floor of this frame, reading")
-        out.append("the file as a `String` (UTF-8 checked) and finding every `<` with memchr. No parser can")
-        out.append("do less, so kindaxml's time over the floor's bounds the ratio any parser reaches here")
-        out.append("(DESIGN.md, decision 111). The three take turns; medians of the rounds listed below.\n")
-        out.append("| program | input | median | MB/s | kindaxml / program |")
-        out.append("|---|---|---|---|---|")
+        out.append("the file as a `String` (UTF-8 checked) and finding every `<` with memchr. A parser of")
+        out.append("the file can hardly do less, so kindaxml's time over the floor's is about the most any")
+        out.append("parser reaches in this frame (DESIGN.md, decision 111). The three take turns; medians of")
+        out.append("the rounds listed below, and the median of the rounds' own ratios.\n")
+        out.append("| program | input | median | MB/s | kindaxml / program | the rounds' ratios |")
+        out.append("|---|---|---|---|---|---|")
         for r in frame:
             size = f"{r['bytes'] / 1e6:.0f} MB prose"
-            for name, key in (("reading the file and finding every `<` (the floor)", "floor_s"),
-                              ("our `parse()`, one thread", "ours_s"), ("kindaxml 0.1.0", "kindaxml_s")):
-                t = r[key]
-                out.append(f"| {name} | {size} | {t * 1e3:.1f} ms | {r['bytes'] / 1e6 / t:.0f} | "
-                           f"{times(r['kindaxml_s'] / t)} |")
+            for name, key in (("reading the file and finding every `<` (the floor)", "floor"),
+                              ("our `parse()`, one thread", "ours"), ("kindaxml 0.1.0", "kindaxml")):
+                t = r[f"{key}_s"]
+                mbs = r["bytes"] / 1e6 / t
+                mbs = f"{mbs:.0f}" if mbs >= 10 else f"{mbs:.1f}"
+                pr = "" if key == "kindaxml" else times(paired(r["kindaxml_rounds"], r[f"{key}_rounds"]))
+                out.append(f"| {name} | {size} | {fmt_time(t * 1e9)} | {mbs} | "
+                           f"{times(r['kindaxml_s'] / t)} | {pr} |")
         out.append("")
         fmt = lambda xs: " ".join(f"{x * 1e3:.1f}" for x in xs)
         for r in frame:
