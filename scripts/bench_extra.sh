@@ -58,8 +58,9 @@ done
 # (`examples/whole_process.rs`), at 1 and 10 MB: kindaxml 0.1.0's `parse`, our `parse()` on
 # one thread, and the floor any program in this frame pays, reading the file (as a `String`:
 # UTF-8 checked) and finding every `<` with memchr. kindaxml's time over the floor's is about
-# the most any parser of the file can reach here (DESIGN.md, decision 111). The three take turns, 15 rounds at
-# 1 MB and 5 at 10 MB (where one kindaxml run takes seconds); medians and every round.
+# the most any parser of the file can reach here (DESIGN.md, decision 111). The three take
+# turns, 15 rounds at 1 MB and 5 at 10 MB (where one kindaxml run takes seconds); medians and
+# every round.
 # The clock in microseconds: bash 5's own (reading it forks nothing, where a `date` process
 # would add about a millisecond at 1 MB; its decimal point follows the locale), else `date`.
 # Sets NOW (no command substitution: that would fork too).
