@@ -444,7 +444,10 @@ struct AnnotationData {
 /// runs: each is written by that parser alone (through `&mut` access to it, so by one
 /// thread at a time), before a flag that publishes it (`Release`; readers `Acquire` the
 /// flags first), and never again. Atomics rather than two `OnceLock`s, whose `set` costs a
-/// call into the `Once` machinery per tag (3% of one-shot parsing on tag-dense text).
+/// call into the `Once` machinery per tag (3% of one-shot parsing on tag-dense text). Since
+/// the writer is the only one, it sets a flag with a plain `Release` store of the flags it
+/// read, not a locked read-modify-write (`fetch_or`), which on x86 also waits for every
+/// store before it to reach the cache (DESIGN.md, decision 112).
 #[derive(Default)]
 struct Outcome {
     /// `CLOSE_SET`, `SPAN_SET`, `SPAN_SOME`.
@@ -464,7 +467,8 @@ const SPAN_SOME: u8 = 4;
 
 impl Outcome {
     fn set_close(&self, close: Close, strategy: Option<Strategy>) {
-        if self.flags.load(Ordering::Relaxed) & CLOSE_SET != 0 {
+        let flags = self.flags.load(Ordering::Relaxed);
+        if flags & CLOSE_SET != 0 {
             return;
         }
         let (kind, offset) = match close {
@@ -479,11 +483,12 @@ impl Outcome {
         let strategy = strategy.map_or(0, |s| s as u8 + 1);
         self.close_offset.store(offset, Ordering::Relaxed);
         self.close.store(kind | strategy << 3, Ordering::Relaxed);
-        self.flags.fetch_or(CLOSE_SET, Ordering::Release);
+        self.flags.store(flags | CLOSE_SET, Ordering::Release);
     }
 
     fn set_span(&self, span: Option<(usize, usize)>) {
-        if self.flags.load(Ordering::Relaxed) & SPAN_SET != 0 {
+        let flags = self.flags.load(Ordering::Relaxed);
+        if flags & SPAN_SET != 0 {
             return;
         }
         let some = match span {
@@ -494,7 +499,7 @@ impl Outcome {
             }
             None => 0,
         };
-        self.flags.fetch_or(SPAN_SET | some, Ordering::Release);
+        self.flags.store(flags | SPAN_SET | some, Ordering::Release);
     }
 
     fn close(&self) -> Option<(Close, Option<Strategy>)> {
