@@ -266,7 +266,7 @@ if extra_rows:
     vs = [r["line"] for r in extra_rows if r["kind"] == "vs_kindaxml"]
     if vs:
         out.append("## kindaxml at sizes criterion cannot sample\n")
-        out.append("`cargo run --release --example vs_kindaxml -- SHAPE SIZE` (medians of 5 runs of ours after 10 untimed ones, as criterion warms up, and of 3 of kindaxml, after one untimed where a run takes under a second):\n")
+        out.append("`cargo run --release --example vs_kindaxml -- SHAPE SIZE` (after 10 untimed runs of ours, as criterion warms up, and one of kindaxml where a run takes under a second: 3 timed runs of kindaxml, with 5 of ours before each and after the last, so that both sides' medians span the same stretch of the host's time):\n")
         out.append("```text")
         out.extend(vs)
         out.append("```\n")
