@@ -3,7 +3,7 @@
 //! kindaxml is timed `min(RUNS, 3)` times; ours `RUNS` times before each of those runs and
 //! once more after the last, so that both sides' timings span the same stretch of the
 //! host's time (at 10 MB kindaxml's runs take about 12 s each, ours about 30 ms, and this
-//! shared host has slow and quiet stretches minutes long; DESIGN.md, decision 112). Each
+//! shared host has slow and quiet stretches minutes long; DESIGN.md, decision 113). Each
 //! side's figure is the median of its runs. Both sides are warmed up first, as criterion
 //! warms up: ours runs `WARM_RUNS` times untimed, since a new process's first runs take
 //! longer (a fresh heap, cold caches: at 1 and 10 MB of prose the first three took
