@@ -43,6 +43,7 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
+    let theirs_runs = runs.clamp(1, 3);
     let input = corpus::corpus(shape, size, 1);
     let ours = corpus::compat_config();
     let theirs = corpus::kindaxml_config();
@@ -70,7 +71,7 @@ fn main() {
         ours_batch();
         vec![first]
     };
-    while theirs_ts.len() < runs.clamp(1, 3) {
+    while theirs_ts.len() < theirs_runs {
         theirs_ts.push(theirs_run());
         ours_batch();
     }
@@ -80,14 +81,13 @@ fn main() {
     let mb = input.len() as f64 / 1e6;
     println!(
         "{} {} bytes: ours {:.2} ms ({:.0} MB/s), kindaxml {:.1} ms ({:.1} MB/s), ratio {:.0}x \
-         (medians of {ours_n} and {} runs)",
+         (medians of {ours_n} and {theirs_runs} runs)",
         shape.name(),
         input.len(),
         ours_t * 1e3,
         mb / ours_t,
         theirs_t * 1e3,
         mb / theirs_t,
-        theirs_t / ours_t,
-        runs.clamp(1, 3)
+        theirs_t / ours_t
     );
 }
