@@ -464,6 +464,67 @@ pub fn corpus(shape: Shape, size: usize, seed: u64) -> String {
     s
 }
 
+/// One line per kind of markup the prose corpus holds, for the instruction counts per
+/// construct (`profile_parse` with `CONSTRUCT`, `scripts/bench_extra.sh`): its name, the line
+/// as the corpus writes it, and the line as its well-formed variant writes it (for quick-xml).
+/// `{}` is the line's number, so that no two cites are equal (equal ones next to each other
+/// would merge).
+pub const CONSTRUCTS: [(&str, &str, &str); 7] = [
+    (
+        "text",
+        "shipped cache release by the keys stayed costs throughput {}.\n",
+        "shipped cache release by the keys stayed costs throughput {}.\n",
+    ),
+    (
+        "postfix_cite",
+        "shipped cache release by the keys stayed costs <cite id={}>.\n",
+        "<cite id=\"{}\">shipped cache release by the keys stayed costs</cite>.\n",
+    ),
+    (
+        "postfix_cite_2_attrs",
+        "shipped cache release by the keys stayed costs <cite id=\"{}\" src='dashboard>.\n",
+        "<cite id=\"{}\" src=\"dashboard\">shipped cache release by the keys stayed costs</cite>.\n",
+    ),
+    (
+        "closed_cite",
+        "shipped cache <cite id={}>release by the keys stayed costs</cite>.\n",
+        "shipped cache <cite id=\"{}\">release by the keys stayed costs</cite>.\n",
+    ),
+    (
+        "note",
+        "shipped cache <note>release by the keys {} stayed</note> costs throughput.\n",
+        "shipped cache <note>release by the keys {} stayed</note> costs throughput.\n",
+    ),
+    (
+        "todo_marker",
+        "shipped cache release by the keys stayed costs <todo owner=ana id={}/>\n",
+        "shipped cache release by the keys stayed costs <todo owner=\"ana\" id=\"{}\"/>\n",
+    ),
+    (
+        "unknown_tags",
+        "shipped {} and R&D said <b>so</b>, see <![CDATA[a<b]]> &amp; more</x>.\n",
+        "shipped {} and R&amp;D said <b>so</b>, see <![CDATA[a<b]]> &amp; more.\n",
+    ),
+];
+
+/// `lines` lines of the construct `name` (see [`CONSTRUCTS`]), numbered from 0; the
+/// well-formed form wrapped in a root element, as [`well_formed`] wraps a shape.
+pub fn construct(name: &str, lines: usize, well_formed: bool) -> Option<String> {
+    let &(_, line, wf_line) = CONSTRUCTS.iter().find(|c| c.0 == name)?;
+    let line = if well_formed { wf_line } else { line };
+    let mut out = String::new();
+    if well_formed {
+        out.push_str("<answer>\n");
+    }
+    for i in 0..lines {
+        out.push_str(&line.replace("{}", &i.to_string()));
+    }
+    if well_formed {
+        out.push_str("</answer>\n");
+    }
+    Some(out)
+}
+
 /// quick-xml's Reader event loop: counts events (text, start, end, empty, CDATA).
 pub fn quick_xml_events(input: &str) -> usize {
     let mut r = quick_xml::Reader::from_str(input);

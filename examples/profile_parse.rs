@@ -15,7 +15,10 @@
 //! newline only: one update per line, so its time over one-shot's is what a stream pays per
 //! line, and a 4-byte stream's time over its own is what the chunks cost: decision 105), and
 //! `collect` (byte chunks appended to a buffer sized for the whole input, then validated and
-//! parsed once: the same chunks received without streaming, `corpus::collected`). `ITERS=0` only
+//! parsed once: the same chunks received without streaming, `corpus::collected`).
+//! `CONSTRUCT` (a name from `corpus::CONSTRUCTS`) replaces the shape's corpus with SIZE lines
+//! of that one construct (its well-formed form for the well-formed engines), for the
+//! instruction counts per construct (`scripts/bench_extra.sh`). `ITERS=0` only
 //! generates the input, so its count is the baseline to subtract. `WARMUP` (set to
 //! anything) adds one untimed run before the timed ones. `PRESET=scaling` selects
 //! the configuration of the scaling benches; `PRESET=default`, `Config::default()` with
@@ -37,8 +40,14 @@ fn main() {
     let chunk: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
     let engine = std::env::var("ENGINE").unwrap_or_else(|_| "ours".into());
     let preset = std::env::var("PRESET").unwrap_or_default();
+    let well_formed = matches!(engine.as_str(), "ours_wf" | "quickxml" | "quickxml_doc");
+    let construct = std::env::var("CONSTRUCT").ok();
     let input = match engine.as_str() {
-        "ours_wf" | "quickxml" | "quickxml_doc" => corpus::well_formed(shape, size, 1),
+        _ if construct.is_some() => {
+            let name = construct.as_deref().unwrap_or_default();
+            corpus::construct(name, size, well_formed).expect("a construct's name")
+        }
+        _ if well_formed => corpus::well_formed(shape, size, 1),
         _ if preset == "raw" => format!("<think>{}</think>", corpus::corpus(shape, size, 1)),
         _ => corpus::corpus(shape, size, 1),
     };

@@ -205,3 +205,21 @@ for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose ours_stops 0" "pr
   echo "{\"kind\":\"instr\",\"shape\":\"$1\",\"engine\":\"$2\",\"chunk\":$3,\"bytes\":1048576,\"instr\":$((total - base))}" >> "$out"
   echo "$1 $2 chunk=$3: $((total - base)) instructions"
 done
+
+# Instructions per construct (callgrind): 1,000 lines of one kind of markup from the prose
+# corpus (`corpus::CONSTRUCTS`; numbered lines), each program's count minus the same run with
+# ITERS=0, divided by 1,000: what one line with that construct costs each program. Ours and
+# kindaxml read the line as the corpus writes it; quick-xml, and ours again, its well-formed
+# form. (kindaxml is quadratic: its count per line grows with the number of lines.)
+lines=1000
+construct_instr() { # CONSTRUCT ENGINE ITERS -> instruction count
+  CONSTRUCT=$1 ENGINE=$2 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    ./target/release/examples/profile_parse prose "$lines" "$3" 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}'
+}
+for construct in text postfix_cite postfix_cite_2_attrs closed_cite note todo_marker unknown_tags; do
+  for engine in ours ours_wf quickxml quickxml_doc kindaxml; do
+    n=$(( $(construct_instr $construct $engine 1) - $(construct_instr $construct $engine 0) ))
+    echo "{\"kind\":\"instr_construct\",\"construct\":\"$construct\",\"engine\":\"$engine\",\"lines\":$lines,\"instr\":$n}" >> "$out"
+    echo "$construct $engine: $((n / lines)) instructions a line"
+  done
+done

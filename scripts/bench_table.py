@@ -381,6 +381,42 @@ if extra_rows:
             ratio = f"{base['instr'] / r['instr']:.2f}×" if base and r["instr"] else ""
             out.append(f"| {r['shape']} | {name} | {r['instr'] / r['bytes']:.1f} | {ratio} |")
         out.append("")
+    cons = [r for r in extra_rows if r["kind"] == "instr_construct"]
+    if cons:
+        # The lines themselves, from their one source (`CONSTRUCTS` in benches/corpus.rs):
+        # name, the corpus's form, the well-formed form.
+        src = open(os.path.join(os.path.dirname(__file__), "..", "benches", "corpus.rs")).read()
+        block = src[src.index("pub const CONSTRUCTS"):]
+        block = block[:block.index("];")]
+        strs = [re.sub(r"\\(.)", lambda m: {"n": ""}.get(m.group(1), m.group(1)), x)
+                for x in re.findall(r'"((?:[^"\\]|\\.)*)"', block)]
+        lines = {strs[i]: strs[i + 1] for i in range(0, len(strs) - 2, 3)}
+        per = {(r["construct"], r["engine"]): r["instr"] / r["lines"] for r in cons}
+        names = list(dict.fromkeys(r["construct"] for r in cons))
+        engines = ["ours", "ours_wf", "quickxml", "quickxml_doc", "kindaxml"]
+        out.append("## Instructions per construct\n")
+        out.append("`valgrind --tool=callgrind` counts for 1,000 lines of one kind of markup from the prose")
+        out.append("corpus (`CONSTRUCTS` in `benches/corpus.rs`; `N` numbers the lines, so no two cites")
+        out.append("are equal), input generation subtracted, per line. `parse` and kindaxml read")
+        out.append("each line as the corpus writes it (shown); quick-xml's Reader, quick-xml building the same")
+        out.append("document, and `parse` again read its well-formed form. The `text` line has no markup, so")
+        out.append("the other rows less that one are what the markup costs. kindaxml is quadratic: its count")
+        out.append("per line grows with the number of lines.\n")
+        out.append("| construct | line as the corpus writes it | `parse` | `parse`, well-formed form | "
+                   "quick-xml Reader | quick-xml building the same document | kindaxml 0.1.0 |")
+        out.append("|---|---|---|---|---|---|---|")
+        for c in names:
+            cells = [f"{per[(c, e)]:,.0f}" if (c, e) in per else "" for e in engines]
+            line = lines.get(c, "").replace("{}", "N").replace("|", "\\|")
+            out.append(f"| {c} | `{line}` | " + " | ".join(cells) + " |")
+        tagged = [c for c in names if c not in ("text", "unknown_tags")]
+        def extra(e):
+            xs = [per[(c, e)] - per[("text", e)] for c in tagged if (c, e) in per and ("text", e) in per]
+            return f"{min(xs):,.0f}–{max(xs):,.0f}" if xs else "?"
+        out.append("")
+        out.append(f"A line with a recognized tag costs, over the text line: `parse` {extra('ours')} instructions")
+        out.append(f"({extra('ours_wf')} on the well-formed form), quick-xml's Reader {extra('quickxml')}, quick-xml")
+        out.append(f"building the same document {extra('quickxml_doc')}.\n")
     whole = [r for r in extra_rows if r["kind"] == "whole_process"]
     if whole:
         out.append("## Whole process: `kxml --format count` against quick-xml\n")

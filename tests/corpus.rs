@@ -256,3 +256,51 @@ fn quick_xml_document_is_the_document_parse_gives() {
         }
     }
 }
+
+/// The lines the instruction counts per construct read (`corpus::CONSTRUCTS`): each line's
+/// well-formed form is XML quick-xml reads to the end, and quick-xml building the document
+/// gives the document `parse()` gives (as on the shapes, decision 109); the corpus's form of
+/// the line gives `parse()` as many annotations and markers as the well-formed form (the same
+/// markup, written two ways: a postfix cite there is an element around the text it cites),
+/// one per line.
+#[test]
+fn construct_lines_are_the_same_markup_either_way() {
+    let tags = ["cite", "note", "todo"];
+    let config = corpus::compat_config();
+    let lines = 5;
+    // The annotations (each once, by where its tag is) and the markers.
+    let counted = |d: &kindaxml_stream::Document| {
+        let mut at: Vec<usize> = d
+            .segments()
+            .iter()
+            .flat_map(|s| s.annotations())
+            .map(|a| a.source_offset())
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        (at, d.markers().len())
+    };
+    for (name, _, _) in corpus::CONSTRUCTS {
+        let wf = corpus::construct(name, lines, true).unwrap();
+        let as_written = corpus::construct(name, lines, false).unwrap();
+        // (quick-xml reads it to the end, every element closed, or `read` fails.)
+        assert!(read(&wf).text.starts_with("\nshipped"), "{name}");
+        let ours_wf = kindaxml_stream::parse(&wf, &config);
+        let qx = corpus::quick_xml_document(&wf, &tags);
+        assert_eq!(plain_quick_xml(&qx, &tags), plain_ours(&ours_wf), "{name}");
+        let (spans, markers) = counted(&kindaxml_stream::parse(&as_written, &config));
+        let (wf_spans, wf_markers) = counted(&ours_wf);
+        assert_eq!(
+            (spans.len(), markers),
+            (wf_spans.len(), wf_markers),
+            "{name}"
+        );
+        let expected = match name {
+            "text" | "unknown_tags" => (0, 0),
+            "todo_marker" => (0, lines),
+            _ => (lines, 0),
+        };
+        assert_eq!((spans.len(), markers), expected, "{name}");
+    }
+    assert!(corpus::construct("no such construct", 1, false).is_none());
+}
