@@ -41,15 +41,11 @@ fn main() {
     let engine = std::env::var("ENGINE").unwrap_or_else(|_| "ours".into());
     let preset = std::env::var("PRESET").unwrap_or_default();
     let well_formed = matches!(engine.as_str(), "ours_wf" | "quickxml" | "quickxml_doc");
-    let construct = std::env::var("CONSTRUCT").ok();
-    let input = match engine.as_str() {
-        _ if construct.is_some() => {
-            let name = construct.as_deref().unwrap_or_default();
-            corpus::construct(name, size, well_formed).expect("a construct's name")
-        }
-        _ if well_formed => corpus::well_formed(shape, size, 1),
-        _ if preset == "raw" => format!("<think>{}</think>", corpus::corpus(shape, size, 1)),
-        _ => corpus::corpus(shape, size, 1),
+    let input = match std::env::var("CONSTRUCT") {
+        Ok(name) => corpus::construct(&name, size, well_formed).expect("a construct's name"),
+        Err(_) if well_formed => corpus::well_formed(shape, size, 1),
+        Err(_) if preset == "raw" => format!("<think>{}</think>", corpus::corpus(shape, size, 1)),
+        Err(_) => corpus::corpus(shape, size, 1),
     };
     let config = match preset.as_str() {
         "scaling" => corpus::scaling_config(shape),
