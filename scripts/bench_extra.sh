@@ -91,12 +91,16 @@ done
 # Scaling in instructions (callgrind counts instructions, not seconds: repeatable whatever
 # else the machine does), 512 KiB against 2 MiB, the configuration of the scaling benches.
 cargo build --release --quiet --example profile_parse
+# `profile_parse ARGS` under callgrind -> the instructions it ran (the environment passes through).
+profile_instr() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null ./target/release/examples/profile_parse "$@" 2>&1 |
+    awk '/Collected/ {gsub(",", "", $4); print $4}'
+}
 for shape in lt_flood open_quote one_line amp_flood deep_nest; do
   for chunk in 0 1; do
     counts=""
     for size in 524288 2097152; do
-      n=$(PRESET=scaling valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        ./target/release/examples/profile_parse $shape $size 1 $chunk 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}')
+      n=$(PRESET=scaling profile_instr $shape $size 1 $chunk)
       counts="$counts $n"
     done
     set -- $counts
@@ -189,8 +193,7 @@ done
 # parsed once (the same chunks received without streaming).
 # Each count minus the same run with ITERS=0 (input generation only).
 instr() { # ENGINE SHAPE ITERS CHUNK -> instruction count
-  ENGINE=$1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    ./target/release/examples/profile_parse "$2" 1048576 "$3" "$4" 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}'
+  ENGINE=$1 profile_instr "$2" 1048576 "$3" "$4"
 }
 for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose ours_stops 0" "prose collect 4" "prose kindaxml 0" \
            "prose ours_wf 0" "prose quickxml 0" "prose quickxml_doc 0" "dense ours 0" "dense ours 4" "dense ours 1" "dense ours_wf 0" \
@@ -213,8 +216,7 @@ done
 # form. (kindaxml is quadratic: its count per line grows with the number of lines.)
 lines=1000
 construct_instr() { # CONSTRUCT ENGINE ITERS -> instruction count
-  CONSTRUCT=$1 ENGINE=$2 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    ./target/release/examples/profile_parse prose "$lines" "$3" 2>&1 | awk '/Collected/ {gsub(",", "", $4); print $4}'
+  CONSTRUCT=$1 ENGINE=$2 profile_instr prose "$lines" "$3"
 }
 for construct in text postfix_cite postfix_cite_2_attrs closed_cite note todo_marker unknown_tags; do
   for engine in ours ours_wf quickxml quickxml_doc kindaxml; do
