@@ -255,12 +255,16 @@ fn unit(shape: Shape, rng: &mut Rng, id: &mut u64, out: &mut String) {
     }
 }
 
+/// The root element every well-formed variant is wrapped in: its start and end tags.
+const OPEN: &str = "<answer>\n";
+const CLOSE: &str = "</answer>\n";
+
 /// The well-formed variant of prose for strict XML parsers (quick-xml): the same paragraphs,
 /// every tag closed, markup-like text escaped, wrapped in a root element. About `size` bytes.
 pub fn prose_well_formed(size: usize, seed: u64) -> String {
     let mut rng = Rng(seed);
     let mut out = String::with_capacity(size + 64);
-    out.push_str("<answer>\n");
+    out.push_str(OPEN);
     let mut id = 0u64;
     while out.len() < size {
         id += 1;
@@ -310,7 +314,7 @@ pub fn prose_well_formed(size: usize, seed: u64) -> String {
             }
         }
     }
-    out.push_str("</answer>\n");
+    out.push_str(CLOSE);
     out
 }
 
@@ -331,8 +335,6 @@ pub fn well_formed(shape: Shape, size: usize, seed: u64) -> String {
     if shape == Shape::Prose {
         return prose_well_formed(size, seed);
     }
-    const OPEN: &str = "<answer>\n";
-    const CLOSE: &str = "</answer>\n";
     let mut rng = Rng(seed);
     let mut out = String::with_capacity(size + 64);
     out.push_str(OPEN);
@@ -514,13 +516,13 @@ pub fn construct(name: &str, lines: usize, well_formed: bool) -> Option<String> 
     let line = if well_formed { wf_line } else { line };
     let mut out = String::new();
     if well_formed {
-        out.push_str("<answer>\n");
+        out.push_str(OPEN);
     }
     for i in 0..lines {
         out.push_str(&line.replace("{}", &i.to_string()));
     }
     if well_formed {
-        out.push_str("</answer>\n");
+        out.push_str(CLOSE);
     }
     Some(out)
 }
