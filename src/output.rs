@@ -645,6 +645,24 @@ impl Annotation {
         self.close().is_some_and(|c| c.is_recovery())
     }
 
+    /// A new annotation equal to this one, in an allocation of its own (for
+    /// [`Document::rebuilt`]).
+    fn copied(&self) -> Annotation {
+        let outcome = Outcome::default();
+        if let Some((close, strategy)) = self.0.outcome.close() {
+            outcome.set_close(close, strategy);
+        }
+        if let Some(span) = self.0.outcome.span() {
+            outcome.set_span(span);
+        }
+        Annotation(Arc::new(AnnotationData {
+            tag: self.0.tag.clone(),
+            attrs: self.0.attrs.clone(),
+            source_offset: self.0.source_offset,
+            outcome,
+        }))
+    }
+
     /// Equal tag and attributes (what the canonical form and the JSON output compare).
     pub fn same_value(&self, other: &Annotation) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -1043,6 +1061,71 @@ impl Document {
     pub fn markers(&self) -> &[Marker] {
         &self.markers
     }
+
+    /// A document equal to this one, built from scratch with the least work the output
+    /// types allow: the text copied once into one buffer, one new allocation per
+    /// annotation (tag name shared, attributes copied, outcome set), each segment a range
+    /// of that buffer with its annotations' references, the lists sized exactly. Nothing
+    /// is parsed, decided or merged. Any parser that returns this document does at least
+    /// this much, so its time is the floor of `parse()`'s (DESIGN.md, decision 115); the
+    /// benchmarks time it next to `parse()`. Not part of the stable API.
+    #[doc(hidden)]
+    pub fn rebuilt(&self) -> Document {
+        let mut text = String::with_capacity(self.len);
+        for s in &self.segments {
+            text.push_str(s.text.as_str());
+        }
+        let buf = SharedBuf::Adopted(Arc::new(text));
+        // An annotation's span is one range of the output, so the segments carrying it
+        // are consecutive: each is looked up among the previous segment's only.
+        let mut prev_old: &[Annotation] = &[];
+        let mut prev_new: SmallVec<[Annotation; 4]> = SmallVec::new();
+        let mut cur_new: SmallVec<[Annotation; 4]> = SmallVec::new();
+        let mut segments = Vec::with_capacity(self.segments.len());
+        let mut lo = 0;
+        for s in &self.segments {
+            cur_new.clear();
+            for a in s.annotations.iter() {
+                let same = prev_old.iter().position(|p| Arc::ptr_eq(&p.0, &a.0));
+                cur_new.push(match same.and_then(|i| prev_new.get(i)) {
+                    Some(n) => n.clone(),
+                    None => a.copied(),
+                });
+            }
+            let annotations = match cur_new.as_slice() {
+                [] => SegAnnotations::Zero,
+                [a] => SegAnnotations::One([a.clone()]),
+                [a, b] => SegAnnotations::Two([a.clone(), b.clone()]),
+                many => SegAnnotations::Shared(Arc::from(many), many.len() as u32),
+            };
+            let hi = lo + s.text.len();
+            segments.push(Segment {
+                text: SegText::Shared {
+                    buf: buf.clone(),
+                    lo,
+                    hi,
+                },
+                start: s.start,
+                annotations,
+            });
+            lo = hi;
+            prev_old = &s.annotations;
+            std::mem::swap(&mut prev_new, &mut cur_new);
+        }
+        let mut markers = Vec::with_capacity(self.markers.len());
+        for m in &self.markers {
+            markers.push(Marker {
+                pos: m.pos,
+                annotation: m.annotation.copied(),
+            });
+        }
+        Document {
+            segments,
+            markers,
+            len: self.len,
+            text: OnceLock::new(),
+        }
+    }
 }
 
 impl Extend<Event> for Document {
@@ -1065,6 +1148,67 @@ impl FromIterator<Event> for Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Document::rebuilt` (the benchmarks' floor, decision 115) gives the same document in
+    /// allocations of its own: no annotation or text buffer shared with the original, and
+    /// an annotation shared by neighbouring segments there is shared here too (one
+    /// allocation per annotation, not per segment). The inputs nest four deep (lists of
+    /// three and four, kept as shared lists), overlap (postfix cites over closed tags),
+    /// and place markers.
+    #[test]
+    fn rebuilt_document_is_equal_and_shares_as_the_original_does() {
+        let config = crate::Config::default()
+            .with_tags(["a", "b", "c", "d", "cite", "todo"])
+            .unwrap_or_default()
+            .with_autoclose_on_any_tag(false);
+        let inputs = [
+            "x <a k=1>one <b>two <c q='v'>three <d>four</d> 3</c> 2</b> 1</a> y",
+            "Grass is <b>green</b> and tall <cite id=2>. More <todo who=me/> here <cite id=3>.",
+            "<a>open <b>never closed\nnext line <cite id=9 flag> and <todo/>",
+            "",
+            "plain text only",
+        ];
+        for input in inputs {
+            let doc = crate::parse(input, &config);
+            let new = doc.rebuilt();
+            assert_eq!(new, doc, "{input}");
+            assert_eq!(new.text(), doc.text(), "{input}");
+            let (old_s, new_s) = (doc.segments(), new.segments());
+            for (o, n) in old_s.iter().zip(new_s) {
+                if let (SegText::Shared { buf: ob, .. }, SegText::Shared { buf: nb, .. }) =
+                    (&o.text, &n.text)
+                {
+                    assert!(!ob.same(nb), "{input}");
+                }
+                for (a, b) in o.annotations.iter().zip(n.annotations.iter()) {
+                    assert!(!Arc::ptr_eq(&a.0, &b.0), "{input}");
+                }
+            }
+            // Sharing between every two segments (not only neighbours) is the same.
+            let flat = |s: &[Segment]| -> Vec<Annotation> {
+                s.iter()
+                    .flat_map(|s| s.annotations.iter().cloned())
+                    .collect()
+            };
+            let (old_a, new_a) = (flat(old_s), flat(new_s));
+            for i in 0..old_a.len() {
+                for j in 0..old_a.len() {
+                    assert_eq!(
+                        Arc::ptr_eq(&old_a[i].0, &old_a[j].0),
+                        Arc::ptr_eq(&new_a[i].0, &new_a[j].0),
+                        "{input}: {i} {j}"
+                    );
+                }
+            }
+            for (o, n) in doc.markers().iter().zip(new.markers()) {
+                assert!(!Arc::ptr_eq(&o.annotation.0, &n.annotation.0), "{input}");
+            }
+        }
+        // The nested input has lists longer than two, which the floor builds too.
+        let doc = crate::parse(inputs[0], &config);
+        assert!(doc.segments().iter().any(|s| s.annotations().len() == 4));
+        assert_eq!(doc.rebuilt().segments()[4].annotations().len(), 4);
+    }
 
     /// Inline text takes no more room than a shared range: a segment is as large as before
     /// decision 89. (On 64-bit targets, where 31 bytes are what that room holds.)

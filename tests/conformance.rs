@@ -445,6 +445,10 @@ fn run_case(case: &Case, seed: u64) -> Result<(), String> {
         .map_err(|e| format!("config: {e}"))?;
     let input = case.input.as_deref().unwrap();
     let doc = parse(input, &config);
+    // The benchmarks' floor (DESIGN.md, decision 115) must build this same document.
+    if doc.rebuilt() != doc || doc.rebuilt().text() != doc.text() {
+        return Err("Document::rebuilt differs from parse()".into());
+    }
     if case.calls.is_empty() {
         let mut want: Vec<ExpEvent> = case
             .expected

@@ -304,3 +304,40 @@ fn construct_lines_are_the_same_markup_either_way() {
     }
     assert!(corpus::construct("no such construct", 1, false).is_none());
 }
+
+/// The floor's document (`Document::rebuilt`, DESIGN.md decision 115) is the document
+/// `parse()` gives, on every shape as the benchmarks time it: the shape itself, past one
+/// 64 KiB slice of output (so `parse()`'s document holds several text buffers where the
+/// rebuilt one holds one), and every construct line.
+#[test]
+fn the_floors_document_is_the_document_parse_gives() {
+    let config = corpus::compat_config();
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    for shape in Shape::ALL {
+        for size in [1 << 10, 200 << 10] {
+            inputs.push((
+                format!("{} at {size}", shape.name()),
+                corpus(shape, size, 1),
+            ));
+        }
+    }
+    for (name, _, _) in corpus::CONSTRUCTS {
+        inputs.push((
+            name.to_string(),
+            corpus::construct(name, 50, false).unwrap(),
+        ));
+    }
+    // (Past one slice: prose keeps most of its bytes as text.)
+    let prose = kindaxml_stream::parse(&corpus(Shape::Prose, 200 << 10, 1), &config);
+    assert!(prose.len() > 64 << 10, "{}", prose.len());
+    for (what, input) in &inputs {
+        let doc = kindaxml_stream::parse(input, &config);
+        let floor = doc.rebuilt();
+        assert_eq!(floor, doc, "{what}");
+        assert_eq!(floor.text(), doc.text(), "{what}");
+        let starts = |d: &kindaxml_stream::Document| -> Vec<usize> {
+            d.segments().iter().map(|s| s.start()).collect()
+        };
+        assert_eq!(starts(&floor), starts(&doc), "{what}");
+    }
+}
