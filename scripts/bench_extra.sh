@@ -186,6 +186,30 @@ for spec in "quickxml 1048576 20 20" "quickxml 10485760 2 2" "quickxml_doc 10485
   echo "prose $2: ours / $1 throughput ${med}x (rounds: $ratios)"
 done
 
+# The floor of `parse()`'s time (DESIGN.md, decision 115): the document it returns, built
+# from scratch with no parsing (`Document::rebuilt`, `ENGINE=floor`), timed in rounds with
+# kindaxml, quick-xml's Reader loop and our `parse` on 1 MiB of prose (quick-xml on the
+# well-formed variant), each run after one untimed one. Any parser returning this document
+# does at least the floor's work, so kindaxml's time over the floor's bounds the ratio any of
+# them can reach. The floor runs with glibc told to keep the memory it frees: by default it
+# maps its two large blocks (the text and the segment list, each the same size every run)
+# anew on every run and faults them in, which a parser need not pay (`parse()` writes its
+# text in 64 KiB slices); so this is the floor's fastest setting, and its ratio an upper
+# bound. Every run's MB/s is recorded, in the order run.
+keep_memory=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824
+fk=""; ff=""; fq=""; fo=""
+for _ in $(seq 15); do
+  for engine in kindaxml floor quickxml ours; do
+    case $engine in kindaxml) n=5 ;; floor) n=200 ;; quickxml) n=100 ;; ours) n=60 ;; esac
+    tunables=""; if [ "$engine" = floor ]; then tunables=$keep_memory; fi
+    r=$(GLIBC_TUNABLES=$tunables WARMUP=1 ENGINE=$engine ./target/release/examples/profile_parse prose 1048576 $n |
+      awk '{print $(NF-1)}')
+    case $engine in kindaxml) fk+="$r"$'\n' ;; floor) ff+="$r"$'\n' ;; quickxml) fq+="$r"$'\n' ;; ours) fo+="$r"$'\n' ;; esac
+  done
+done
+echo "{\"kind\":\"floor_rounds\",\"shape\":\"prose\",\"size\":1048576,\"tunables\":\"$keep_memory\",\"kindaxml\":[$(list "$fk")],\"floor\":[$(list "$ff")],\"quickxml\":[$(list "$fq")],\"ours\":[$(list "$fo")]}" >> "$out"
+echo "floor rounds (MB/s): kindaxml $(list "$fk"); floor $(list "$ff"); quickxml $(list "$fq"); ours $(list "$fo")"
+
 # Instructions per byte (callgrind, 1 MiB, the throughput benches' configuration): our
 # one-shot parse and 4-/1-byte chunks next to kindaxml, quick-xml and a memchr scan, and
 # chunks cut after each `>` and newline (about one update per tag or line: what the updates
@@ -201,7 +225,7 @@ for run in "prose ours 0" "prose ours 4" "prose ours 1" "prose ours_stops 0" "pr
            "plain ours_wf 0" "plain quickxml 0" "one_line ours 0" "one_line ours 4" \
            "one_line ours 1" "unicode ours 0" "unicode ours 4" "unicode ours 1" \
            "unicode ours_str 4" "unicode ours_str 1" "unicode ours_stops 0" "unicode collect 4" "unicode ours_wf 0" \
-           "unicode quickxml 0"; do
+           "unicode quickxml 0" "prose floor 0"; do
   set -- $run
   base=$(instr "$2" "$1" 0 0)
   total=$(instr "$2" "$1" 1 "$3")
@@ -219,7 +243,7 @@ construct_instr() { # CONSTRUCT ENGINE ITERS -> instruction count
   CONSTRUCT=$1 ENGINE=$2 profile_instr prose "$lines" "$3"
 }
 for construct in text postfix_cite postfix_cite_2_attrs closed_cite note todo_marker unknown_tags; do
-  for engine in ours ours_wf quickxml quickxml_doc kindaxml; do
+  for engine in ours ours_wf quickxml quickxml_doc kindaxml floor; do
     n=$(( $(construct_instr $construct $engine 1) - $(construct_instr $construct $engine 0) ))
     echo "{\"kind\":\"instr_construct\",\"construct\":\"$construct\",\"engine\":\"$engine\",\"lines\":$lines,\"instr\":$n}" >> "$out"
     echo "$construct $engine: $((n / lines)) instructions a line"

@@ -80,6 +80,15 @@ def times(x):
     """A ratio to kindaxml: one decimal below 100×, none from there."""
     return f"{x:.1f}×" if x < 100 else f"{x:.0f}×"
 
+def floor_ratios():
+    """The floor's rounds (decision 115): {program: (median MB/s, over kindaxml, over quick-xml)},
+    ratios the medians of the rounds' own."""
+    r = next((r for r in extra_rows if r["kind"] == "floor_rounds"), None)
+    if not r:
+        return None
+    return {k: (statistics.median(r[k]), paired(r[k], r["kindaxml"]), paired(r[k], r["quickxml"]))
+            for k in ("floor", "quickxml", "ours", "kindaxml")}
+
 def targets():
     """The performance issue's targets, as this run measured them (empty if data is missing)."""
     def med(group, name):
@@ -110,6 +119,9 @@ def targets():
         else:
             v = kx / p1
         note = joined(note, frame_note(1048576))
+        fl = floor_ratios()
+        if fl:
+            note = joined(note, f"the document alone, no parsing: {times(fl['floor'][1])} (decision 115)")
         row("prose 1 MB: `parse` ≥ 50× kindaxml", f"{v:.1f}×", v >= 50, note, crit_ok)
     for r in extra_rows:
         m = re.match(r"prose 10485760 bytes: ours ([\d.]+) ms .*kindaxml ([\d.]+) ms", r.get("line", ""))
@@ -135,6 +147,10 @@ def targets():
                 qd = med(f"prose/{size}", "quickxml_document") / wf
             if qd is not None:
                 note += ("; " if note else "") + f"against quick-xml building the same document: {qd:.2f}×"
+            fl = floor_ratios()
+            if fl and nbytes == 1048576:
+                note += (f"; the document alone, no parsing, takes {1 / fl['floor'][2]:.2f} of the loop's time"
+                         " (decision 115)")
             row(f"prose {label(size)}: `parse` ≥ 1.0× quick-xml (same bytes)", f"{v:.2f}×", v >= 1.0, note,
                 crit_ok)
     # Stream ratios: the interleaved rounds of bench_extra.sh where they exist (a burst of
@@ -364,7 +380,8 @@ if extra_rows:
         names = {"ours": "`parse`", "ours_wf": "`parse` (well-formed variant)", "kindaxml": "kindaxml 0.1.0",
                  "quickxml": "quick-xml Reader (well-formed variant)", "memchr": "memchr scan for `<`",
                  "quickxml_doc": "quick-xml building the same document (well-formed variant)",
-                 "ours_stops": "chunks cut after each `>` and newline"}
+                 "ours_stops": "chunks cut after each `>` and newline",
+                 "floor": "the document alone, no parsing (`Document::rebuilt`, decision 115)"}
         for r in ins:
             base = next((x for x in ins if x["shape"] == r["shape"] and x["engine"] == "ours" and x["chunk"] == 0), None)
             if r["engine"] in ("quickxml", "quickxml_doc"):
@@ -393,7 +410,7 @@ if extra_rows:
         lines = {strs[i]: strs[i + 1] for i in range(0, len(strs) - 2, 3)}
         per = {(r["construct"], r["engine"]): r["instr"] / r["lines"] for r in cons}
         names = list(dict.fromkeys(r["construct"] for r in cons))
-        engines = ["ours", "ours_wf", "quickxml", "quickxml_doc", "kindaxml"]
+        engines = ["ours", "ours_wf", "quickxml", "quickxml_doc", "kindaxml", "floor"]
         out.append("## Instructions per construct\n")
         out.append("`valgrind --tool=callgrind` counts for 1,000 lines of one kind of markup from the prose")
         out.append("corpus (`CONSTRUCTS` in `benches/corpus.rs`; `N` numbers the lines, so no two cites")
@@ -401,10 +418,12 @@ if extra_rows:
         out.append("each line as the corpus writes it (shown); quick-xml's Reader, quick-xml building the same")
         out.append("document, and `parse` again read its well-formed form. The `text` line has no markup, so")
         out.append("the other rows less that one are what the markup costs. kindaxml is quadratic: its count")
-        out.append("per line grows with the number of lines.\n")
+        out.append("per line grows with the number of lines. The last column builds `parse`'s document with")
+        out.append("no parsing (`Document::rebuilt`, decision 115): the least any parser returning it does.\n")
         out.append("| construct | line as the corpus writes it | `parse` | `parse`, well-formed form | "
-                   "quick-xml Reader | quick-xml building the same document | kindaxml 0.1.0 |")
-        out.append("|---|---|---|---|---|---|---|")
+                   "quick-xml Reader | quick-xml building the same document | kindaxml 0.1.0 | "
+                   "the document alone |")
+        out.append("|---|---|---|---|---|---|---|---|")
         for c in names:
             cells = [f"{per[(c, e)]:,.0f}" if (c, e) in per else "" for e in engines]
             line = lines.get(c, "").replace("{}", "N").replace("|", "\\|")
@@ -416,7 +435,37 @@ if extra_rows:
         out.append("")
         out.append(f"A line with a recognized tag costs, over the text line: `parse` {extra('ours')} instructions")
         out.append(f"({extra('ours_wf')} on the well-formed form), quick-xml's Reader {extra('quickxml')}, quick-xml")
-        out.append(f"building the same document {extra('quickxml_doc')}.\n")
+        out.append(f"building the same document {extra('quickxml_doc')}; building `parse`'s document alone")
+        out.append(f"{extra('floor')}.\n")
+    fl = floor_ratios()
+    if fl:
+        r = next(r for r in extra_rows if r["kind"] == "floor_rounds")
+        out.append("## The floor: the document alone\n")
+        out.append("`Document::rebuilt` builds the document `parse()` returns with no parsing: the text copied")
+        out.append("once into one buffer, one allocation per annotation (name shared, attributes copied), each")
+        out.append("segment a range of that buffer, the lists sized exactly (DESIGN.md, decision 115). Any")
+        out.append("parser returning this document does at least this work, so kindaxml's time over the")
+        out.append("floor's bounds the ratio any of them can reach. Each of "
+                   f"{len(r['floor'])} rounds times the four programs in")
+        out.append("turn on 1 MiB of prose (quick-xml on its well-formed variant), each after one untimed run;")
+        out.append("the ratios are the medians of the rounds' own. The floor runs with glibc keeping the memory")
+        out.append(f"it frees (`GLIBC_TUNABLES={r['tunables']}`), its")
+        out.append("fastest setting: by default glibc maps its two large blocks anew on every run, page faults")
+        out.append("a parser writing its text in slices does not pay.\n")
+        out.append("| program | MB/s (median) | over kindaxml | over quick-xml's loop |")
+        out.append("|---|---|---|---|")
+        for key, name in (("floor", "the document alone (`Document::rebuilt`)"),
+                          ("quickxml", "quick-xml's Reader loop"), ("ours", "our `parse()`"),
+                          ("kindaxml", "kindaxml 0.1.0")):
+            mbs, over_kx, over_qx = fl[key]
+            out.append(f"| {name} | {mbs:.1f} | {times(over_kx)} | {over_qx:.2f}× |")
+        out.append("")
+        out.append(f"50× kindaxml would be {50 * fl['kindaxml'][0]:.0f} MB/s here; the document alone reaches "
+                   f"{times(fl['floor'][1])}.\n")
+        fmt = lambda xs: " ".join(f"{x:g}" for x in xs)
+        for key in ("kindaxml", "floor", "quickxml", "ours"):
+            out.append(f"- {key}, rounds (MB/s): {fmt(r[key])}")
+        out.append("")
     whole = [r for r in extra_rows if r["kind"] == "whole_process"]
     if whole:
         out.append("## Whole process: `kxml --format count` against quick-xml\n")
