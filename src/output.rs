@@ -1062,55 +1062,78 @@ impl Document {
         &self.markers
     }
 
-    /// A document equal to this one, built from scratch with the least work the output
-    /// types allow: the text copied once into one buffer, one new allocation per
-    /// annotation (tag name shared, attributes copied, outcome set), each segment a range
-    /// of that buffer with its annotations' references, the lists sized exactly. Nothing
-    /// is parsed, decided or merged. Any parser that returns this document does at least
-    /// this much, so its time is the floor of `parse()`'s (DESIGN.md, decision 115); the
-    /// benchmarks time it next to `parse()`. Not part of the stable API.
+    /// A document equal to this one, built from scratch with about the least work the
+    /// output types allow: text of more than [`INLINE_TEXT`] bytes copied once into one
+    /// buffer, each such segment a range of it, shorter text held in its segment (no
+    /// reference count); one new allocation per annotation (tag name shared, attributes
+    /// copied, how it closed and its span set), shared by the segments it covers as in
+    /// this document, and a shared list of annotations copied once for the segments that
+    /// share it; the segment and marker lists sized exactly. Nothing is read, decided or
+    /// merged. A parser that returns this document does at least about this much, so its
+    /// time is the floor of `parse()`'s (DESIGN.md, decision 115), which the benchmarks
+    /// time next to it. Not part of the stable API.
     #[doc(hidden)]
     pub fn rebuilt(&self) -> Document {
         let mut text = String::with_capacity(self.len);
         for s in &self.segments {
-            text.push_str(s.text.as_str());
+            if s.text.len() > INLINE_TEXT {
+                text.push_str(s.text.as_str());
+            }
         }
         let buf = SharedBuf::Adopted(Arc::new(text));
+        let mut segments: Vec<Segment> = Vec::with_capacity(self.segments.len());
         // An annotation's span is one range of the output, so the segments carrying it
-        // are consecutive: each is looked up among the previous segment's only.
+        // are neighbours: each is looked up among the previous segment's only.
         let mut prev_old: &[Annotation] = &[];
-        let mut prev_new: SmallVec<[Annotation; 4]> = SmallVec::new();
-        let mut cur_new: SmallVec<[Annotation; 4]> = SmallVec::new();
-        let mut segments = Vec::with_capacity(self.segments.len());
+        // The last shared list met, and its copy.
+        let mut last_old: Option<&Arc<[Annotation]>> = None;
+        let mut last_new: Option<Arc<[Annotation]>> = None;
         let mut lo = 0;
         for s in &self.segments {
-            cur_new.clear();
-            for a in s.annotations.iter() {
-                let same = prev_old.iter().position(|p| Arc::ptr_eq(&p.0, &a.0));
-                cur_new.push(match same.and_then(|i| prev_new.get(i)) {
-                    Some(n) => n.clone(),
-                    None => a.copied(),
-                });
-            }
-            let annotations = match cur_new.as_slice() {
-                [] => SegAnnotations::Zero,
-                [a] => SegAnnotations::One([a.clone()]),
-                [a, b] => SegAnnotations::Two([a.clone(), b.clone()]),
-                many => SegAnnotations::Shared(Arc::from(many), many.len() as u32),
+            let annotations = {
+                let prev_new: &[Annotation] = segments.last().map_or(&[], |l| &l.annotations);
+                let copy = |a: &Annotation| -> Annotation {
+                    let same = prev_old.iter().position(|p| Arc::ptr_eq(&p.0, &a.0));
+                    match same.and_then(|i| prev_new.get(i)) {
+                        Some(n) => n.clone(),
+                        None => a.copied(),
+                    }
+                };
+                match &s.annotations {
+                    SegAnnotations::Zero => SegAnnotations::Zero,
+                    SegAnnotations::One([a]) => SegAnnotations::One([copy(a)]),
+                    SegAnnotations::Two([a, b]) => SegAnnotations::Two([copy(a), copy(b)]),
+                    SegAnnotations::Shared(old, len) => {
+                        let new = match (last_old, &last_new) {
+                            (Some(o), Some(n)) if Arc::ptr_eq(o, old) => n.clone(),
+                            _ => old.iter().map(copy).collect::<Arc<[Annotation]>>(),
+                        };
+                        last_old = Some(old);
+                        last_new = Some(new.clone());
+                        SegAnnotations::Shared(new, *len)
+                    }
+                }
             };
-            let hi = lo + s.text.len();
+            let t = s.text.as_str();
+            let text = match SegText::inline(t) {
+                Some(inline) => inline,
+                None => {
+                    let hi = lo + t.len();
+                    let shared = SegText::Shared {
+                        buf: buf.clone(),
+                        lo,
+                        hi,
+                    };
+                    lo = hi;
+                    shared
+                }
+            };
             segments.push(Segment {
-                text: SegText::Shared {
-                    buf: buf.clone(),
-                    lo,
-                    hi,
-                },
+                text,
                 start: s.start,
                 annotations,
             });
-            lo = hi;
             prev_old = &s.annotations;
-            std::mem::swap(&mut prev_new, &mut cur_new);
         }
         let mut markers = Vec::with_capacity(self.markers.len());
         for m in &self.markers {
@@ -1150,11 +1173,12 @@ mod tests {
     use super::*;
 
     /// `Document::rebuilt` (the benchmarks' floor, decision 115) gives the same document in
-    /// allocations of its own: no annotation or text buffer shared with the original, and
-    /// an annotation shared by neighbouring segments there is shared here too (one
-    /// allocation per annotation, not per segment). The inputs nest four deep (lists of
-    /// three and four, kept as shared lists), overlap (postfix cites over closed tags),
-    /// and place markers.
+    /// allocations of its own: no annotation or text buffer shared with the original, text
+    /// of up to `INLINE_TEXT` bytes held inline and longer text in one buffer, and an
+    /// annotation or a shared list of annotations shared by neighbouring segments there is
+    /// shared here too (one allocation each, not one per segment). The inputs nest four
+    /// deep (lists of three and four, kept as shared lists), overlap (postfix cites over
+    /// closed tags), and place markers.
     #[test]
     fn rebuilt_document_is_equal_and_shares_as_the_original_does() {
         let config = crate::Config::default()
@@ -1163,28 +1187,48 @@ mod tests {
             .with_autoclose_on_any_tag(false);
         let inputs = [
             "x <a k=1>one <b>two <c q='v'>three <d>four</d> 3</c> 2</b> 1</a> y",
-            "Grass is <b>green</b> and tall <cite id=2>. More <todo who=me/> here <cite id=3>.",
-            "<a>open <b>never closed\nnext line <cite id=9 flag> and <todo/>",
+            "Grass is <b>green</b> and tall <cite id=2>. More <todo who=\"me\"/> here <cite id=3>.",
+            "<a>open <b>never closed\nnext line, long enough not to be held inline <cite id=9 flag> and <todo/>",
             "",
             "plain text only",
         ];
+        let list = |s: &Segment| match &s.annotations {
+            SegAnnotations::Shared(l, _) => Some(l.clone()),
+            _ => None,
+        };
         for input in inputs {
             let doc = crate::parse(input, &config);
             let new = doc.rebuilt();
             assert_eq!(new, doc, "{input}");
-            assert_eq!(new.text(), doc.text(), "{input}");
+            assert_eq!(new.len(), doc.len(), "{input}");
             let (old_s, new_s) = (doc.segments(), new.segments());
+            assert_eq!(old_s.len(), new_s.len(), "{input}");
+            let mut new_buf: Option<SharedBuf> = None;
             for (o, n) in old_s.iter().zip(new_s) {
-                if let (SegText::Shared { buf: ob, .. }, SegText::Shared { buf: nb, .. }) =
-                    (&o.text, &n.text)
-                {
-                    assert!(!ob.same(nb), "{input}");
+                match &n.text {
+                    SegText::Inline(_) => assert!(n.text.len() <= INLINE_TEXT, "{input}"),
+                    SegText::Shared { buf, .. } => {
+                        assert!(n.text.len() > INLINE_TEXT, "{input}");
+                        // One buffer for all of them, not the original's.
+                        assert!(
+                            new_buf.get_or_insert_with(|| buf.clone()).same(buf),
+                            "{input}"
+                        );
+                        if let SegText::Shared { buf: ob, .. } = &o.text {
+                            assert!(!ob.same(buf), "{input}");
+                        }
+                    }
+                    SegText::Owned(_) => panic!("{input}: owned text"),
                 }
                 for (a, b) in o.annotations.iter().zip(n.annotations.iter()) {
                     assert!(!Arc::ptr_eq(&a.0, &b.0), "{input}");
                 }
+                if let (Some(ol), Some(nl)) = (list(o), list(n)) {
+                    assert!(!Arc::ptr_eq(&ol, &nl), "{input}");
+                }
             }
-            // Sharing between every two segments (not only neighbours) is the same.
+            // Sharing between every two segments (not only neighbours) is the same, of
+            // annotations and of lists.
             let flat = |s: &[Segment]| -> Vec<Annotation> {
                 s.iter()
                     .flat_map(|s| s.annotations.iter().cloned())
@@ -1200,14 +1244,89 @@ mod tests {
                     );
                 }
             }
+            for i in 0..old_s.len() {
+                for j in 0..old_s.len() {
+                    let shared = |s: &[Segment]| match (list(&s[i]), list(&s[j])) {
+                        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+                        _ => false,
+                    };
+                    assert_eq!(shared(old_s), shared(new_s), "{input}: lists {i} {j}");
+                }
+            }
             for (o, n) in doc.markers().iter().zip(new.markers()) {
                 assert!(!Arc::ptr_eq(&o.annotation.0, &n.annotation.0), "{input}");
             }
+            assert_eq!(new.markers().len(), doc.markers().len(), "{input}");
         }
-        // The nested input has lists longer than two, which the floor builds too.
-        let doc = crate::parse(inputs[0], &config);
-        assert!(doc.segments().iter().any(|s| s.annotations().len() == 4));
-        assert_eq!(doc.rebuilt().segments()[4].annotations().len(), 4);
+        // What the inputs were chosen to hold: a shared list of four (shared by more than
+        // one segment), markers, and text both sides of the inline limit.
+        let nested = crate::parse(inputs[0], &config);
+        assert!(nested
+            .segments()
+            .iter()
+            .filter_map(list)
+            .any(|l| l.len() == 4));
+        assert_eq!(crate::parse(inputs[1], &config).markers().len(), 1);
+        assert_eq!(crate::parse(inputs[2], &config).markers().len(), 1);
+        let texts = crate::parse(inputs[2], &config).rebuilt();
+        assert!(texts
+            .segments()
+            .iter()
+            .any(|s| matches!(s.text, SegText::Inline(_))));
+        assert!(texts
+            .segments()
+            .iter()
+            .any(|s| matches!(s.text, SegText::Shared { .. })));
+    }
+
+    /// A list of annotations shared by several segments (as `parse()` shares one where the
+    /// innermost spans end inside an emission, decision 39) is copied once, with its
+    /// annotations, and shared by the same segments.
+    #[test]
+    fn rebuilt_document_copies_a_shared_list_once() {
+        let name: Arc<str> = Arc::from("n");
+        let anns: Vec<Annotation> = (0..4)
+            .map(|i| {
+                let a = Annotation::open(name.clone(), Attrs::new(), i);
+                a.set_close(Close::EndOfInput, None);
+                a.set_span(Some((0, 12)));
+                a
+            })
+            .collect();
+        let l: Arc<[Annotation]> = anns.iter().cloned().collect();
+        let mut doc = Document::new();
+        for (i, (t, n)) in [("aaaa", 3), ("bbbb", 4), ("cccc", 3)]
+            .into_iter()
+            .enumerate()
+        {
+            doc.push_text(
+                SegText::Owned(t.into()),
+                SegAnnotations::Shared(l.clone(), n),
+            );
+            assert_eq!(doc.segments().len(), i + 1);
+        }
+        let new = doc.rebuilt();
+        assert_eq!(new, doc);
+        let lists: Vec<Arc<[Annotation]>> = new
+            .segments()
+            .iter()
+            .map(|s| match &s.annotations {
+                SegAnnotations::Shared(l, _) => l.clone(),
+                _ => panic!("not a shared list"),
+            })
+            .collect();
+        assert!(!Arc::ptr_eq(&lists[0], &l));
+        assert!(lists.iter().all(|x| Arc::ptr_eq(x, &lists[0])));
+        assert_eq!(lists[0].len(), 4);
+        for (o, n) in l.iter().zip(lists[0].iter()) {
+            assert!(!Arc::ptr_eq(&o.0, &n.0));
+            assert_eq!(o, n);
+        }
+        // Three short texts, each held inline.
+        assert!(new
+            .segments()
+            .iter()
+            .all(|s| matches!(s.text, SegText::Inline(_))));
     }
 
     /// Inline text takes no more room than a shared range: a segment is as large as before

@@ -333,11 +333,9 @@ fn the_floors_document_is_the_document_parse_gives() {
     for (what, input) in &inputs {
         let doc = kindaxml_stream::parse(input, &config);
         let floor = doc.rebuilt();
+        // (Equality covers the segments, their text, starts and annotations, and the
+        // markers; not the length, which `text()` takes as its room.)
         assert_eq!(floor, doc, "{what}");
-        assert_eq!(floor.text(), doc.text(), "{what}");
-        let starts = |d: &kindaxml_stream::Document| -> Vec<usize> {
-            d.segments().iter().map(|s| s.start()).collect()
-        };
-        assert_eq!(starts(&floor), starts(&doc), "{what}");
+        assert_eq!(floor.len(), doc.len(), "{what}");
     }
 }
