@@ -1279,9 +1279,10 @@ mod tests {
             .any(|s| matches!(s.text, SegText::Shared { .. })));
     }
 
-    /// A list of annotations shared by several segments (as `parse()` shares one where the
-    /// innermost spans end inside an emission, decision 39) is copied once, with its
-    /// annotations, and shared by the same segments.
+    /// A list of annotations shared by several segments (as a stream's segments share one
+    /// inside nested open tags, and `parse()`'s where the innermost spans end inside an
+    /// emission, decision 39) is copied once, with its annotations, and shared by the same
+    /// segments.
     #[test]
     fn rebuilt_document_copies_a_shared_list_once() {
         let name: Arc<str> = Arc::from("n");

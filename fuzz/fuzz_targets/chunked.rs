@@ -2,6 +2,7 @@
 //! parser never panics, and the merged events of the chunked run equal `parse()` of the whole
 //! input — for invalid UTF-8, the same typed error at the same offset, with the valid text
 //! before it kept. Valid input also runs as `&str` chunks (the cuts moved to char boundaries).
+//! Both documents, rebuilt by the benchmarks' floor, stay the same.
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -77,6 +78,13 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(got_err, want_err);
     assert_eq!(doc, want);
+    // The benchmarks' floor (`Document::rebuilt`, DESIGN.md decision 115) builds the same
+    // document, from `parse()`'s and from the stream's (whose segments share lists of
+    // annotations where text streamed inside nested tags).
+    for d in [&want, &doc] {
+        let floor = d.rebuilt();
+        assert!(floor == want && floor.len() == want.len());
+    }
 
     // The same cuts moved to char boundaries, fed as `&str` (`update`).
     if want_err.is_none() {
