@@ -202,7 +202,7 @@ fk=""; ff=""; fd=""; fq=""; fo=""
 for _ in $(seq 15); do
   for engine in kindaxml floor floor_default quickxml ours; do
     case $engine in kindaxml) n=5 ;; floor*) n=200 ;; quickxml) n=100 ;; ours) n=60 ;; esac
-    r=$(if [ "$engine" = floor ]; then export GLIBC_TUNABLES=$keep_memory; fi
+    r=$(if [ "$engine" = floor ]; then export GLIBC_TUNABLES=$keep_memory; else unset GLIBC_TUNABLES; fi
       WARMUP=1 ENGINE=${engine%_default} ./target/release/examples/profile_parse prose 1048576 $n |
       awk '{print $(NF-1)}')
     case $engine in
