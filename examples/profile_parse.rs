@@ -7,9 +7,10 @@
 //! `quickxml_doc` (quick-xml's Reader building the document `ours_wf` builds, decision 109),
 //! `kindaxml` (kindaxml 0.1.0's `parse`), `memchr` (a scan for `<`), `floor` (the document
 //! `parse()` returns, parsed once before the runs, rebuilt from scratch by
-//! `Document::rebuilt` in each: the least work its types allow, decision 115) and, with a chunk size,
-//! `ours_str` (`&str` chunks cut at char boundaries, fed with `update`, as an LLM client
-//! hands out tokens, instead of byte chunks fed with `update_bytes`), `ours_stops` (byte
+//! `Document::rebuilt` in each: about the least work its types allow, decision 115) and,
+//! with a chunk size, `ours_str` (`&str` chunks cut at char boundaries, fed with `update`,
+//! as an LLM client hands out tokens, instead of byte chunks fed with `update_bytes`),
+//! `ours_stops` (byte
 //! chunks cut after each `>` and newline, the bytes that can end the queue in this
 //! configuration: about one update per tag or line, so its count over one-shot's is what the
 //! updates cost without the per-chunk path of token-sized chunks; the cuts are found before
