@@ -80,14 +80,21 @@ def times(x):
     """A ratio to kindaxml: one decimal below 100×, none from there."""
     return f"{x:.1f}×" if x < 100 else f"{x:.0f}×"
 
+# The programs of the floor's rounds (decision 115), as bench_extra.sh names them, and as the
+# table names them.
+FLOOR_PROGRAMS = (("floor", "the document alone (`Document::rebuilt`)"),
+                  ("floor_default", "the same, glibc's defaults"),
+                  ("quickxml", "quick-xml's Reader loop"), ("ours", "our `parse()`"),
+                  ("kindaxml", "kindaxml 0.1.0"))
+
 def floor_ratios():
-    """The floor's rounds (decision 115): {program: (median MB/s, over kindaxml, over quick-xml)},
-    ratios the medians of the rounds' own."""
+    """The floor's rounds (decision 115) and {program: (median MB/s, over kindaxml, over
+    quick-xml)}, ratios the medians of the rounds' own; None if not measured."""
     r = next((r for r in extra_rows if r["kind"] == "floor_rounds"), None)
     if not r:
         return None
-    return {k: (statistics.median(r[k]), paired(r[k], r["kindaxml"]), paired(r[k], r["quickxml"]))
-            for k in ("floor", "floor_default", "quickxml", "ours", "kindaxml") if k in r}
+    return r, {k: (statistics.median(r[k]), paired(r[k], r["kindaxml"]), paired(r[k], r["quickxml"]))
+               for k, _ in FLOOR_PROGRAMS if k in r}
 
 def targets():
     """The performance issue's targets, as this run measured them (empty if data is missing)."""
@@ -119,8 +126,9 @@ def targets():
         else:
             v = kx / p1
         note = joined(note, frame_note(1048576))
-        fl = floor_ratios()
-        if fl:
+        floor = floor_ratios()
+        if floor:
+            fl = floor[1]
             note = joined(note, f"the document alone, no parsing: {times(fl['floor'][1])} (decision 115)")
         row("prose 1 MB: `parse` ≥ 50× kindaxml", f"{v:.1f}×", v >= 50, note, crit_ok)
     for r in extra_rows:
@@ -147,8 +155,9 @@ def targets():
                 qd = med(f"prose/{size}", "quickxml_document") / wf
             if qd is not None:
                 note += ("; " if note else "") + f"against quick-xml building the same document: {qd:.2f}×"
-            fl = floor_ratios()
-            if fl and nbytes == 1048576:
+            floor = floor_ratios()
+            if floor and nbytes == 1048576:
+                fl = floor[1]
                 note += (f"; the document alone, no parsing, takes {1 / fl['floor'][2]:.2f} of the loop's time"
                          " (decision 115)")
             row(f"prose {label(size)}: `parse` ≥ 1.0× quick-xml (same bytes)", f"{v:.2f}×", v >= 1.0, note,
@@ -436,12 +445,12 @@ if extra_rows:
         out.append("")
         out.append(f"A line with a recognized tag costs, over the text line: `parse` {extra('ours')} instructions")
         out.append(f"({extra('ours_wf')} on the well-formed form), quick-xml's Reader {extra('quickxml')}, quick-xml")
-        floor = extra("floor")
+        alone = extra("floor")
         out.append(f"building the same document {extra('quickxml_doc')}"
-                   + (f"; building `parse`'s document alone {floor}.\n" if floor != "?" else ".\n"))
-    fl = floor_ratios()
-    if fl:
-        r = next(r for r in extra_rows if r["kind"] == "floor_rounds")
+                   + (f"; building `parse`'s document alone {alone}.\n" if alone != "?" else ".\n"))
+    floor = floor_ratios()
+    if floor:
+        r, fl = floor
         out.append("## The floor: the document alone\n")
         out.append("`Document::rebuilt` builds the document `parse()` returns with no parsing: text of more")
         out.append("than 31 bytes copied once into one buffer (each such segment a range of it), shorter text")
@@ -457,10 +466,7 @@ if extra_rows:
         out.append("is the second row.\n")
         out.append("| program | MB/s (median) | over kindaxml | over quick-xml's loop |")
         out.append("|---|---|---|---|")
-        for key, name in (("floor", "the document alone (`Document::rebuilt`)"),
-                          ("floor_default", "the same, glibc's defaults"),
-                          ("quickxml", "quick-xml's Reader loop"), ("ours", "our `parse()`"),
-                          ("kindaxml", "kindaxml 0.1.0")):
+        for key, name in FLOOR_PROGRAMS:
             if key not in fl:
                 continue
             mbs, over_kx, over_qx = fl[key]
@@ -469,7 +475,7 @@ if extra_rows:
         out.append(f"50× kindaxml would be {50 * fl['kindaxml'][0]:.0f} MB/s here; the document alone reaches "
                    f"{times(fl['floor'][1])}.\n")
         fmt = lambda xs: " ".join(f"{x:g}" for x in xs)
-        for key in ("kindaxml", "floor", "floor_default", "quickxml", "ours"):
+        for key, _ in FLOOR_PROGRAMS:
             if key in r:
                 out.append(f"- {key}, rounds (MB/s): {fmt(r[key])}")
         out.append("")
