@@ -29,7 +29,10 @@
 //! recovering `forward_until_tag` (a structured answer's contract: text inside tags is
 //! final as it comes, trimming aside); `PRESET=raw`, the corpus wrapped in one `<think>`
 //! block, a raw tag, with trimming off (as `TagMatcher` sets it); otherwise that of
-//! `benches/throughput.rs`.
+//! `benches/throughput.rs`. `THREADS=N` runs the runs on N threads at once, each on its own
+//! copy of the input, all with the one configuration or, with `OWN_CONFIG` set, each with
+//! one built on its thread; the rate printed is all threads' bytes over the slowest
+//! thread's time (decision 117).
 use kindaxml_stream::{parse, StreamParser};
 
 #[path = "../benches/corpus.rs"]
@@ -50,7 +53,7 @@ fn main() {
         Err(_) if preset == "raw" => format!("<think>{}</think>", corpus::corpus(shape, size, 1)),
         Err(_) => corpus::corpus(shape, size, 1),
     };
-    let config = match preset.as_str() {
+    let make_config = || match preset.as_str() {
         "scaling" => corpus::scaling_config(shape),
         "raw" => kindaxml_stream::Config::default()
             .with_raw_tags(["think"])
@@ -66,6 +69,7 @@ fn main() {
         // The configuration of the throughput benches.
         _ => corpus::compat_config(),
     };
+    let config = make_config();
     let theirs = corpus::kindaxml_config();
     // `ours_stops` and `ours_lines`: where each chunk ends (after each byte it is cut at).
     let cut_at: Vec<usize> = match engine.as_str() {
@@ -80,64 +84,86 @@ fn main() {
     // (a timing of few runs otherwise charges the first one's page faults to its size). One
     // loop, so the parse inlines into it as it would without the warm-up.
     let warm = usize::from(std::env::var_os("WARMUP").is_some());
-    let mut start = std::time::Instant::now();
-    let mut n = 0;
-    for i in 0..warm + iters {
-        if i == warm {
-            start = std::time::Instant::now();
-            n = 0;
-        }
-        n += match engine.as_str() {
-            "quickxml" => corpus::quick_xml_events(&input),
-            "quickxml_doc" => corpus::quick_xml_document(&input, &["cite", "note", "todo"])
-                .segments
-                .len(),
-            "kindaxml" => kindaxml::parse(&input, &theirs).segments.len(),
-            "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
-            "floor" => parsed.as_ref().map_or(0, |d| d.rebuilt().segments().len()),
-            "ours_stops" | "ours_lines" => {
-                let mut p = StreamParser::new(&config);
-                let mut k = 0;
-                let mut at = 0;
-                for &end in &stops {
-                    k += p.update_bytes(&input.as_bytes()[at..end]).unwrap().count();
-                    at = end;
-                }
-                k + p.finish().unwrap().count()
+    // `THREADS`: see the module's documentation.
+    let threads: usize = std::env::var("THREADS").map_or(1, |t| t.parse().expect("a count"));
+    let own_config = std::env::var_os("OWN_CONFIG").is_some();
+    let run = |input: &str, config: &kindaxml_stream::Config| {
+        let mut start = std::time::Instant::now();
+        let mut n = 0;
+        for i in 0..warm + iters {
+            if i == warm {
+                start = std::time::Instant::now();
+                n = 0;
             }
-            _ if chunk == 0 => parse(&input, &config).segments().len(),
-            "collect" => corpus::collected(&config, &input, chunk).segments().len(),
-            "ours_str" if chunk > 0 => {
-                // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM
-                // client hands out tokens).
-                let mut p = StreamParser::new(&config);
-                let mut k = 0;
-                let mut rest = input.as_str();
-                while !rest.is_empty() {
-                    let mut cut = chunk.min(rest.len());
-                    while !rest.is_char_boundary(cut) {
-                        cut += 1;
+            n += match engine.as_str() {
+                "quickxml" => corpus::quick_xml_events(input),
+                "quickxml_doc" => corpus::quick_xml_document(input, &["cite", "note", "todo"])
+                    .segments
+                    .len(),
+                "kindaxml" => kindaxml::parse(input, &theirs).segments.len(),
+                "memchr" => memchr::memchr_iter(b'<', input.as_bytes()).count(),
+                "floor" => parsed.as_ref().map_or(0, |d| d.rebuilt().segments().len()),
+                "ours_stops" | "ours_lines" => {
+                    let mut p = StreamParser::new(config);
+                    let mut k = 0;
+                    let mut at = 0;
+                    for &end in &stops {
+                        k += p.update_bytes(&input.as_bytes()[at..end]).unwrap().count();
+                        at = end;
                     }
-                    let (c, tail) = rest.split_at(cut);
-                    k += p.update(c).unwrap().count();
-                    rest = tail;
+                    k + p.finish().unwrap().count()
                 }
-                k + p.finish().unwrap().count()
-            }
-            _ => {
-                let mut p = StreamParser::new(&config);
-                let mut k = 0;
-                for c in input.as_bytes().chunks(chunk) {
-                    k += p.update_bytes(c).unwrap().count();
+                _ if chunk == 0 => parse(input, config).segments().len(),
+                "collect" => corpus::collected(config, input, chunk).segments().len(),
+                "ours_str" if chunk > 0 => {
+                    // `&str` chunks of at most `chunk` bytes, cut at char boundaries (as an LLM
+                    // client hands out tokens).
+                    let mut p = StreamParser::new(config);
+                    let mut k = 0;
+                    let mut rest = input;
+                    while !rest.is_empty() {
+                        let mut cut = chunk.min(rest.len());
+                        while !rest.is_char_boundary(cut) {
+                            cut += 1;
+                        }
+                        let (c, tail) = rest.split_at(cut);
+                        k += p.update(c).unwrap().count();
+                        rest = tail;
+                    }
+                    k + p.finish().unwrap().count()
                 }
-                k + p.finish().unwrap().count()
-            }
-        };
-    }
-    let el = start.elapsed();
+                _ => {
+                    let mut p = StreamParser::new(config);
+                    let mut k = 0;
+                    for c in input.as_bytes().chunks(chunk) {
+                        k += p.update_bytes(c).unwrap().count();
+                    }
+                    k + p.finish().unwrap().count()
+                }
+            };
+        }
+        (n, start.elapsed())
+    };
+    let (n, el) = if threads <= 1 {
+        run(&input, &config)
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let (input, own) = (input.clone(), own_config.then(make_config));
+                        run(&input, own.as_ref().unwrap_or(&config))
+                    })
+                })
+                .collect();
+            let done: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let n = done.iter().map(|d| d.0).sum();
+            (n, done.iter().map(|d| d.1).max().unwrap())
+        })
+    };
     println!(
         "{n} units, {} bytes, {:.1} MB/s",
         input.len(),
-        (input.len() * iters) as f64 / el.as_secs_f64() / 1e6
+        (input.len() * iters * threads.max(1)) as f64 / el.as_secs_f64() / 1e6
     );
 }
