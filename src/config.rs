@@ -852,7 +852,7 @@ type NameMap<V> = HashMap<Box<str>, V, std::hash::BuildHasherDefault<NameHasher>
 /// One recognized tag, compiled.
 #[derive(Debug, Clone)]
 pub(crate) struct TagRule {
-    pub(crate) name: Arc<str>,
+    pub(crate) name: crate::name::TagName,
     pub(crate) strategy: Strategy,
     pub(crate) raw: bool,
     pub(crate) self_closing: SelfClosing,
@@ -938,7 +938,7 @@ impl Rules {
             let sc = self_closing.get(&k).copied().unwrap_or(SelfClosing::Marker);
             lookup.insert(k, tags.len());
             tags.push(TagRule {
-                name: name.clone(),
+                name: crate::name::TagName::new(name),
                 strategy,
                 raw,
                 self_closing: sc,
@@ -1332,7 +1332,7 @@ mod tests {
                             .chain(["think"])
                             .find(|n| same(q, n))
                     };
-                    let got = rules.lookup(q).map(|id| &*rules.tags[id].name);
+                    let got = rules.lookup(q).map(|id| rules.tags[id].name.as_str());
                     assert_eq!(
                         got, target,
                         "{q:?} among {names:?}, case sensitive {case_sensitive}"

@@ -125,6 +125,7 @@ mod error;
 #[cfg(feature = "serde")]
 mod json;
 mod matcher;
+mod name;
 mod output;
 mod parser;
 mod queue;

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use smallvec::SmallVec;
 
 use crate::config::Strategy;
+use crate::name::TagName;
 
 /// A short string held in place: `bytes[..len]`, always a whole UTF-8 string (written
 /// only from a `&str`, or joined from two such), at most `N` (≤ 32) bytes. Short
@@ -431,7 +432,7 @@ impl Close {
 
 #[derive(Debug, PartialEq, Eq)]
 struct AnnotationData {
-    tag: Arc<str>,
+    tag: TagName,
     attrs: Attrs,
     source_offset: usize,
     /// How the tag closed (set once, when it closes) and its final span (set once it is
@@ -570,7 +571,7 @@ pub struct Annotation(Arc<AnnotationData>);
 
 impl Annotation {
     /// An annotation for a tag that has just opened.
-    pub(crate) fn open(tag: Arc<str>, attrs: Attrs, source_offset: usize) -> Self {
+    pub(crate) fn open(tag: TagName, attrs: Attrs, source_offset: usize) -> Self {
         Annotation(Arc::new(AnnotationData {
             tag,
             attrs,
@@ -580,7 +581,7 @@ impl Annotation {
     }
 
     /// An annotation whose tag is already closed (markers).
-    pub(crate) fn closed(tag: Arc<str>, attrs: Attrs, source_offset: usize, close: Close) -> Self {
+    pub(crate) fn closed(tag: TagName, attrs: Attrs, source_offset: usize, close: Close) -> Self {
         let outcome = Outcome::default();
         outcome.set_close(close, None);
         Annotation(Arc::new(AnnotationData {
@@ -603,7 +604,7 @@ impl Annotation {
 
     /// The tag name, spelled as in the configuration (not as in the input).
     pub fn tag(&self) -> &str {
-        &self.0.tag
+        self.0.tag.as_str()
     }
 
     /// The tag's attributes.
@@ -664,6 +665,7 @@ impl Annotation {
     }
 
     /// Equal tag and attributes (what the canonical form and the JSON output compare).
+    #[inline]
     pub fn same_value(&self, other: &Annotation) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
             || (self.0.tag == other.0.tag && self.0.attrs == other.0.attrs)
@@ -915,6 +917,7 @@ impl Segment {
     }
 
     /// Whether `other` carries annotations equal by value, in the same order.
+    #[inline]
     pub fn same_annotations(&self, other: &[Annotation]) -> bool {
         let own: &[Annotation] = &self.annotations;
         own.len() == other.len()
@@ -1065,13 +1068,13 @@ impl Document {
     /// A document equal to this one, built from scratch with about the least work the
     /// output types allow: text of more than [`INLINE_TEXT`] bytes copied once into one
     /// buffer, each such segment a range of it, shorter text held in its segment (no
-    /// reference count); one new allocation per annotation (tag name shared, attributes
-    /// copied, how it closed and its span set), shared by the segments it covers as in
-    /// this document, and a shared list of annotations copied once for the segments that
-    /// share it; the segment and marker lists sized exactly. Nothing is read, decided or
-    /// merged. A parser that returns this document does at least about this much, so its
-    /// time is the floor of `parse()`'s (DESIGN.md, decision 115), which the benchmarks
-    /// time next to it. Not part of the stable API.
+    /// reference count); one new allocation per annotation (tag name interned or shared,
+    /// attributes copied, how it closed and its span set), shared by the segments it
+    /// covers as in this document, and a shared list of annotations copied once for the
+    /// segments that share it; the segment and marker lists sized exactly. Nothing is
+    /// read, decided or merged. A parser that returns this document does at least about
+    /// this much, so its time is the floor of `parse()`'s (DESIGN.md, decision 115), which
+    /// the benchmarks time next to it. Not part of the stable API.
     #[doc(hidden)]
     pub fn rebuilt(&self) -> Document {
         // (One test decides where a segment's text goes, here and below.)
@@ -1299,7 +1302,7 @@ mod tests {
     /// segments.
     #[test]
     fn rebuilt_document_copies_a_shared_list_once() {
-        let name: Arc<str> = Arc::from("n");
+        let name = TagName::new("n");
         let anns: Vec<Annotation> = (0..4)
             .map(|i| {
                 let a = Annotation::open(name.clone(), Attrs::new(), i);
@@ -1393,7 +1396,7 @@ mod tests {
         let strategies = std::iter::once(None).chain(Strategy::ALL.iter().copied().map(Some));
         for strategy in strategies {
             for close in closes {
-                let a = Annotation::open(Arc::from("cite"), Attrs::default(), 3);
+                let a = Annotation::open(TagName::new("cite"), Attrs::default(), 3);
                 assert_eq!((a.close(), a.strategy(), a.span()), (None, None, None));
                 a.set_close(close, strategy);
                 a.set_close(Close::EndOfInput, Some(Strategy::Noop));
@@ -1406,7 +1409,12 @@ mod tests {
             }
         }
         // A span set to none stays none (and reads as such).
-        let a = Annotation::closed(Arc::from("todo"), Attrs::default(), 0, Close::SelfClosing);
+        let a = Annotation::closed(
+            TagName::new("todo"),
+            Attrs::default(),
+            0,
+            Close::SelfClosing,
+        );
         assert_eq!(a.close(), Some(Close::SelfClosing));
         a.set_span(None);
         a.set_span(Some((1, 2)));

@@ -236,15 +236,19 @@ impl Config {
 }
 
 impl CompiledConfig {
-    /// A copy of this compiled configuration in allocations of its own, tag names
-    /// included, for the parsers of another thread.
+    /// A copy of this compiled configuration in allocations of its own, for the parsers
+    /// of another thread.
     ///
-    /// Every annotation holds its tag's name by reference count, so each tag a parser opens
-    /// raises the count of that name in its configuration, and each annotation dropped
-    /// lowers it. Parsers on different cores sharing one configuration write the same
-    /// cache lines for every tag; a thread that makes its own copy, on that thread, writes
-    /// only its own. It parses exactly as `self` does. `kxml`'s parallel count does this on
-    /// every thread (DESIGN.md, decision 108).
+    /// Tag names are interned for the process, and an annotation holds an interned name
+    /// with no reference count, so parsers on any number of cores can share one
+    /// configuration without writing to it. Only names past the interning limits (longer
+    /// than 64 bytes, or compiled after 1,024 distinct names have been interned) are held
+    /// by reference count: each tag a parser opens raises its name's count and
+    /// each annotation dropped lowers it, and parsers on different cores sharing such a
+    /// name write the same cache line for every tag. This copy gives those names
+    /// allocations of their own, made on the thread that calls it, so that its parsers
+    /// write only their own. It parses exactly as `self` does. `kxml`'s parallel count
+    /// makes one on every thread (DESIGN.md, decisions 108 and 117).
     ///
     /// ```
     /// use kindaxml_stream::{parse, Config, StreamParser};
@@ -267,7 +271,7 @@ impl CompiledConfig {
     pub fn unshared(&self) -> CompiledConfig {
         let mut rules = Rules::clone(&self.0);
         for tag in &mut rules.tags {
-            tag.name = Arc::from(&*tag.name);
+            tag.name = tag.name.unshared();
         }
         CompiledConfig(Arc::new(rules))
     }

@@ -5,7 +5,7 @@ mod common;
 use common::soup::{random_config, random_input};
 use common::{random_cuts, split_at, Rng};
 use kindaxml_stream::{
-    parse, Close, Config, ConfigError, Document, Error, Event, Strategy, StreamParser,
+    parse, Annotation, Close, Config, ConfigError, Document, Error, Event, Strategy, StreamParser,
 };
 
 fn texts(events: &[Event]) -> Vec<String> {
@@ -629,11 +629,13 @@ fn a_config_reused_then_changed_parses_by_its_current_settings() {
     );
 }
 
-/// `CompiledConfig::unshared` (DESIGN.md, decision 108): a copy made on another thread parses
-/// as the original does, whole and in random chunks, under random configurations, and its
-/// annotations name their tags from its own strings, not the original's.
+/// `CompiledConfig::unshared` (DESIGN.md, decisions 108 and 117): a copy made on another
+/// thread parses as the original does, whole and in random chunks, under random
+/// configurations. Its annotations name their tags from the process's interned strings, the
+/// very strings the original's use (no reference count to share): every name these
+/// configurations use is short, and they are few.
 #[test]
-fn an_unshared_compiled_config_parses_the_same_from_its_own_names() {
+fn an_unshared_compiled_config_parses_the_same() {
     let mut rng = Rng::new(common::seed(108));
     let mut named = 0;
     let cases = common::cases(600);
@@ -660,23 +662,12 @@ fn an_unshared_compiled_config_parses_the_same_from_its_own_names() {
             .expect("the parsing thread")
         });
         assert_eq!(got, want, "case {case}: {input:?} cut at {cuts:?}");
-        let pairs = got
-            .segments()
-            .iter()
-            .zip(want.segments())
-            .flat_map(|(a, b)| a.annotations().iter().zip(b.annotations()))
-            .chain(
-                got.markers()
-                    .iter()
-                    .zip(want.markers())
-                    .map(|(a, b)| (a.annotation(), b.annotation())),
-            );
-        for (a, b) in pairs {
+        for (a, b) in annotation_pairs(&got, &want) {
             assert_eq!(a.tag(), b.tag());
-            assert_ne!(
+            assert_eq!(
                 a.tag().as_ptr(),
                 b.tag().as_ptr(),
-                "case {case}: `{}` shared",
+                "case {case}: `{}` is not interned",
                 a.tag()
             );
             named += 1;
@@ -684,4 +675,72 @@ fn an_unshared_compiled_config_parses_the_same_from_its_own_names() {
     }
     // (About one annotation in every other input; 370 of them with the default seed.)
     assert!(4 * named > cases, "only {named} annotations compared");
+}
+
+/// The annotations of two documents of the same shape, side by side: the segments' in
+/// order, then the markers'.
+fn annotation_pairs<'a>(
+    got: &'a Document,
+    want: &'a Document,
+) -> impl Iterator<Item = (&'a Annotation, &'a Annotation)> + 'a {
+    got.segments()
+        .iter()
+        .zip(want.segments())
+        .flat_map(|(a, b)| a.annotations().iter().zip(b.annotations()))
+        .chain(
+            got.markers()
+                .iter()
+                .zip(want.markers())
+                .map(|(a, b)| (a.annotation(), b.annotation())),
+        )
+}
+
+/// Tag names are interned for the process (decision 117): configurations built apart
+/// name their annotations from one string. A name longer than the interning limit (64
+/// bytes) is held by reference count instead: each configuration has its own, and an
+/// unshared copy (decision 108) its own again, made on the thread that asks.
+#[test]
+fn tag_names_are_interned_up_to_the_length_limit() {
+    let long = format!("a{}", "x".repeat(64));
+    let at_limit = format!("b{}", "y".repeat(63));
+    let input = format!("One <cite id=1>. Two <{long}>two</{long}>. Three <{at_limit}/>.");
+    let config = || {
+        Config::default()
+            .with_tags(["cite", long.as_str(), at_limit.as_str()])
+            .expect("valid names")
+    };
+    let (c1, c2) = (config(), config());
+    let (d1, d2) = (parse(&input, &c1), parse(&input, &c2));
+    assert_eq!(d1, d2);
+    let tags = |d: &Document| -> Vec<String> {
+        annotation_pairs(d, d)
+            .map(|(a, _)| a.tag().to_string())
+            .collect()
+    };
+    assert_eq!(tags(&d1), ["cite", long.as_str(), at_limit.as_str()]);
+    let compiled = c1.compile();
+    let d3 = std::thread::scope(|s| {
+        s.spawn(|| {
+            let own = compiled.unshared();
+            let mut p = StreamParser::from_compiled(&own);
+            let mut doc = Document::from_events(p.update(&input).expect("not finished"));
+            doc.extend(p.finish().expect("finish"));
+            doc
+        })
+        .join()
+        .expect("the parsing thread")
+    });
+    assert_eq!(d3, d1);
+    for ((a, b), (_, c)) in annotation_pairs(&d1, &d2).zip(annotation_pairs(&d1, &d3)) {
+        let (pa, pb, pc) = (a.tag().as_ptr(), b.tag().as_ptr(), c.tag().as_ptr());
+        if a.tag().len() > 64 {
+            assert!(
+                pa != pb && pa != pc && pb != pc,
+                "`{}` counted apart",
+                a.tag()
+            );
+        } else {
+            assert!(pa == pb && pa == pc, "`{}` interned", a.tag());
+        }
+    }
 }

@@ -299,8 +299,9 @@ pub fn count_file(
     // Each thread takes the next part when it is done with one.
     let next = AtomicUsize::new(0);
     // Each thread's parsers take their configuration from a copy made on that thread, so
-    // the tag names' reference counts, which every tag opened and every annotation dropped
-    // writes, are not cache lines the other cores write too (decision 108).
+    // that the reference counts of any tag names past the interning limits, which every
+    // tag opened and every annotation dropped writes, are not cache lines the other cores
+    // write too (decisions 108 and 117).
     let work = || {
         let compiled = &compiled.unshared();
         let mut done = Vec::new();
