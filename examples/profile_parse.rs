@@ -31,8 +31,8 @@
 //! block, a raw tag, with trimming off (as `TagMatcher` sets it); otherwise that of
 //! `benches/throughput.rs`. `THREADS=N` runs the runs on N threads at once, each on its own
 //! copy of the input, all with the one configuration or, with `OWN_CONFIG` set, each with
-//! one built on its thread; the rate printed is all threads' bytes over the slowest
-//! thread's time (decision 117).
+//! one built on its thread; their clocks start together, and the rate printed is all
+//! threads' bytes over the slowest thread's time (decision 117).
 use kindaxml_stream::{parse, StreamParser};
 
 #[path = "../benches/corpus.rs"]
@@ -87,11 +87,15 @@ fn main() {
     // `THREADS`: see the module's documentation.
     let threads: usize = std::env::var("THREADS").map_or(1, |t| t.parse().expect("a count"));
     let own_config = std::env::var_os("OWN_CONFIG").is_some();
+    // The threads' clocks start together, once every thread has its input, configuration
+    // and warm-up run.
+    let ready = std::sync::Barrier::new(threads.max(1));
     let run = |input: &str, config: &kindaxml_stream::Config| {
         let mut start = std::time::Instant::now();
         let mut n = 0;
         for i in 0..warm + iters {
             if i == warm {
+                ready.wait();
                 start = std::time::Instant::now();
                 n = 0;
             }

@@ -240,10 +240,10 @@ impl CompiledConfig {
     /// of another thread.
     ///
     /// Tag names are interned for the process, and an annotation holds an interned name
-    /// with no reference count, so parsers on any number of cores can share one
-    /// configuration without writing to it. Only names past the interning limits (longer
-    /// than 64 bytes, or compiled after 1,024 distinct names have been interned) are held
-    /// by reference count: each tag a parser opens raises its name's count and
+    /// with no reference count, so parsers on several threads sharing one configuration
+    /// do not write its names' counts for every tag. Only names past the interning limits
+    /// (longer than 64 bytes, or compiled after 1,024 distinct names have been interned)
+    /// are held by reference count: each tag a parser opens raises its name's count and
     /// each annotation dropped lowers it, and parsers on different cores sharing such a
     /// name write the same cache line for every tag. This copy gives those names
     /// allocations of their own, made on the thread that calls it, so that its parsers
