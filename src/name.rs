@@ -46,7 +46,8 @@ const _: () = assert!(std::mem::size_of::<TagName>() == 2 * std::mem::size_of::<
 
 impl TagName {
     /// `name`, interned if it is already or if there is room, else in an allocation of
-    /// its own.
+    /// its own. (A poisoned lock is taken over: the set is only ever inserted into, so a
+    /// panic elsewhere cannot leave it half-changed.)
     pub(crate) fn new(name: &str) -> TagName {
         let mut set = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
         match intern(&mut set, name) {
@@ -75,9 +76,7 @@ impl TagName {
 }
 
 /// `name` as an interned string of `set` ([`INTERNED`], locked, outside the tests): found
-/// among those interned, or interned now if it fits the limits. (A poisoned lock is taken
-/// over: the set is only ever inserted into, so a panic elsewhere cannot leave it
-/// half-changed.)
+/// among those interned, or interned now if it fits the limits.
 fn intern(set: &mut BTreeSet<&'static str>, name: &str) -> Option<Interned> {
     if name.len() > MAX_NAME_BYTES {
         return None;
