@@ -99,23 +99,6 @@ fn counted(run: impl FnOnce() -> (usize, usize)) -> Count {
     }
 }
 
-/// `&str` tokens of at most `n` bytes, cut at char boundaries (longer only where one char
-/// is longer).
-fn tokens(input: &str, n: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = input;
-    while !rest.is_empty() {
-        let mut cut = n.min(rest.len());
-        while !rest.is_char_boundary(cut) {
-            cut += 1;
-        }
-        let (head, tail) = rest.split_at(cut);
-        out.push(head);
-        rest = tail;
-    }
-    out
-}
-
 fn streamed(config: &Config, input: &str, mode: Mode) -> Document {
     let mut p = StreamParser::new(config);
     let mut d = Document::new();
@@ -127,7 +110,7 @@ fn streamed(config: &Config, input: &str, mode: Mode) -> Document {
             }
         }
         Mode::Str(n) => {
-            for c in tokens(input, n) {
+            for c in corpus::str_tokens(input, n) {
                 d.extend(p.update(c).expect("update"));
             }
         }
@@ -170,7 +153,7 @@ fn measure(config: &Config, input: &str, mode: Mode) -> Count {
         }),
         Mode::Str(n) => {
             // The token list is built before counting.
-            let tokens = tokens(input, n);
+            let tokens: Vec<&str> = corpus::str_tokens(input, n).collect();
             counted(|| {
                 let mut p = StreamParser::new(config);
                 let mut events = 0;

@@ -667,6 +667,24 @@ pub fn quick_xml_document(input: &str, tags: &[&str]) -> QxDocument {
     d
 }
 
+/// `input` as `&str` tokens of at most `n` bytes, cut at char boundaries (longer only where
+/// one char is longer): chunks as an LLM client hands them out.
+pub fn str_tokens(input: &str, n: usize) -> impl Iterator<Item = &str> {
+    let mut rest = input;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut cut = n.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (head, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(head)
+    })
+}
+
 /// The baseline for chunked input that gives up streaming: byte chunks of `n` bytes (as
 /// the stream benches cut them) appended to a buffer, which is then validated and parsed
 /// once. The buffer is sized for the whole input up front, which favours the baseline: a

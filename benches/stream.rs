@@ -14,20 +14,6 @@ use kindaxml_stream::{Config, KindaxmlStreamExt, Strategy, StreamParser};
 #[path = "corpus.rs"]
 mod corpus;
 
-fn tokens(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        let mut j = (i + size).min(text.len());
-        while !text.is_char_boundary(j) {
-            j += 1;
-        }
-        out.push(&text[i..j]);
-        i = j;
-    }
-    out
-}
-
 fn direct(config: &Config, toks: &[&str]) -> usize {
     let mut p = StreamParser::new(config);
     let mut n = 0;
@@ -53,7 +39,7 @@ fn bench(c: &mut Criterion) {
     g.warm_up_time(Duration::from_millis(500));
     g.measurement_time(Duration::from_secs(3));
     for size in [4usize, 16] {
-        let toks = tokens(&text, size);
+        let toks: Vec<&str> = corpus::str_tokens(&text, size).collect();
         assert_eq!(direct(&config, &toks), adapter(&config, &toks));
         g.bench_with_input(BenchmarkId::new("update", size), &toks, |b, t| {
             b.iter(|| black_box(direct(&config, black_box(t))))

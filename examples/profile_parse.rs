@@ -124,15 +124,8 @@ fn main() {
                     // client hands out tokens).
                     let mut p = StreamParser::new(config);
                     let mut k = 0;
-                    let mut rest = input;
-                    while !rest.is_empty() {
-                        let mut cut = chunk.min(rest.len());
-                        while !rest.is_char_boundary(cut) {
-                            cut += 1;
-                        }
-                        let (c, tail) = rest.split_at(cut);
+                    for c in corpus::str_tokens(input, chunk) {
                         k += p.update(c).unwrap().count();
-                        rest = tail;
                     }
                     k + p.finish().unwrap().count()
                 }
